@@ -1,0 +1,53 @@
+"""Errors of the curate library; the CLI turns each into one line for the user."""
+
+from __future__ import annotations
+
+
+class CurateError(Exception):
+    """Base of every error the curate library raises on purpose."""
+
+
+class InputError(CurateError):
+    """Bad user input, located by file, line and field where those are known."""
+
+    def __init__(self, message: str, *, file: str | None = None,
+                 line: int | None = None, field: str | None = None):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.field = field
+        super().__init__(self.located())
+
+    def located(self) -> str:
+        """Return the message prefixed with `file:line: field:` as far as known."""
+        where = ""
+        if self.file:
+            where = str(self.file)
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        if self.field:
+            where += f"field '{self.field}': "
+        return where + self.message
+
+
+class InvalidRecords(CurateError):
+    """Several bad input records; nothing was written."""
+
+    def __init__(self, errors: list[InputError]):
+        self.errors = errors
+        first = errors[0].located()
+        more = f" (and {len(errors) - 1} more; --skip-invalid imports the valid ones)" if len(errors) > 1 else ""
+        super().__init__(first + more)
+
+
+class WorkspaceError(CurateError):
+    """No workspace, or a workspace in a state the command cannot use."""
+
+
+class NotFound(CurateError):
+    """A named KB snapshot, dataset or release does not exist."""
+
+
+class IntegrityError(CurateError):
+    """A release or snapshot whose content no longer matches its recorded hash."""

@@ -1,0 +1,1 @@
+"""Readers and writers of the formats users bring and take away (BEIR, SQuAD, ragas)."""

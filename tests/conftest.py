@@ -1,0 +1,57 @@
+"""Shared fixtures: a fresh workspace, the CLI runner, and the tiny data under tests/data."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import cli
+from curate.workspace import Workspace, init_workspace
+
+DATA = Path(__file__).parent / "data"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A private copy of tests/data, so a test may change files freely."""
+    target = tmp_path / "data"
+    shutil.copytree(DATA, target)
+    return target
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    """An empty workspace."""
+    return init_workspace(tmp_path / "ws")
+
+
+class Cli:
+    """Runs `curate` in a workspace and checks the exit code."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self.runner = CliRunner(mix_stderr=False)
+
+    def __call__(self, *args: str, code: int = 0):
+        result = self.runner.invoke(cli, ["--workspace", str(self.workspace.root), *map(str, args)])
+        if result.exit_code != code:
+            raise AssertionError(f"curate {' '.join(map(str, args))} exited {result.exit_code}, expected {code}\n"
+                                 f"stdout: {result.stdout}\nstderr: {result.stderr}\n{result.exception!r}")
+        return result
+
+
+@pytest.fixture
+def curate(workspace: Workspace) -> Cli:
+    return Cli(workspace)
+
+
+@pytest.fixture
+def handbook(curate: Cli, data_dir: Path) -> Cli:
+    """A workspace with the test docs ingested as KB 'docs' and items.jsonl imported as 'faq'."""
+    curate("kb", "ingest", data_dir / "docs", "--name", "docs", "--chunk-size", "120")
+    curate("import", data_dir / "items.jsonl", "--dataset", "faq", "--source", "human", "--kb", "docs")
+    return curate

@@ -1,0 +1,38 @@
+"""README documents every command, and every command's --help runs."""
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import cli as curate_cli
+from evalrun.cli import cli as evalrun_cli
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _commands(group: click.Group, prefix: str):
+    for name, command in group.commands.items():
+        path = f"{prefix} {name}"
+        if isinstance(command, click.Group):
+            yield from _commands(command, path)
+        else:
+            yield path, command
+
+
+ALL = list(_commands(curate_cli, "curate")) + list(_commands(evalrun_cli, "evalrun"))
+
+
+@pytest.mark.parametrize("path", [p for p, _ in ALL])
+def test_every_command_is_in_the_readme_with_its_help(path):
+    assert re.search(re.escape(path) + r"[ \n]", README), f"README has no example of `{path}`"
+    root = curate_cli if path.startswith("curate") else evalrun_cli
+    result = CliRunner().invoke(root, path.split()[1:] + ["--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_readme_opens_with_the_two_commands():
+    first_block = README.split("```")[1]
+    assert [line.split("#")[0].strip() for line in first_block.strip().splitlines()] == ["make demo", "make test"]
