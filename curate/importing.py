@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from .errors import InputError, InvalidRecords
 from .fileio import dumps_json, iter_csv, iter_jsonl_lenient
-from .locate import Locator, Location
+from .locate import Location, Locator
+from .progress import progress
 from .schema import QTYPES, SOURCES, EvalItem, Evidence, KeyPoint, Provenance
 from .textnorm import language_of
 
@@ -302,7 +303,7 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
     errors: list[InputError] = []
     given: dict[str, str] = {}
     taken = set(existing_ids)
-    for raw in raws:
+    for raw in progress(list(raws), "locating evidence", unit="item"):
         if isinstance(raw, InputError):
             errors.append(raw)
             continue

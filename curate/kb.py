@@ -11,8 +11,7 @@ from pydantic import ValidationError
 
 from .chunking import fixed_spans, structure_spans
 from .errors import InputError, InvalidRecords, NotFound
-from .fileio import (atomic_directory, atomic_write_json, dumps_json, iter_jsonl_lenient, jsonl_bytes,
-                     read_text)
+from .fileio import atomic_directory, atomic_write_json, dumps_json, iter_jsonl_lenient, jsonl_bytes, read_text
 from .progress import progress
 from .schema import Chunk, ChunkerSettings, Document, SnapshotManifest, now
 from .workspace import Workspace

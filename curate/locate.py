@@ -39,6 +39,10 @@ class _Corpus:
     joined: str
     norm: str | None = None
     norm_map: object = None
+    slots: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.slots = {key: slot for slot, key in enumerate(self.keys)}
 
     @classmethod
     def build(cls, pairs: Sequence[tuple[str, str]]) -> _Corpus:
@@ -59,7 +63,7 @@ class _Corpus:
         """Return (key, start, end) of the first exact occurrence, optionally within one text."""
         lo, hi = 0, len(self.joined)
         if key is not None:
-            slot = self.keys.index(key)
+            slot = self.slots[key]
             lo = self.offsets[slot]
             hi = self.offsets[slot + 1] - 1 if slot + 1 < len(self.offsets) else len(self.joined)
         hit = self.joined.find(needle, lo, hi)
@@ -77,7 +81,7 @@ class _Corpus:
             return None
         lo, hi = 0, len(self.norm)
         if key is not None:
-            slot = self.keys.index(key)
+            slot = self.slots[key]
             lo = bisect.bisect_left(self.norm_map, self.offsets[slot])
             if slot + 1 < len(self.offsets):
                 hi = bisect.bisect_left(self.norm_map, self.offsets[slot + 1])
@@ -156,10 +160,14 @@ class Locator:
         key = doc_id if (doc_id is not None and self.documents) else None
         if doc_id is not None and self.documents and doc_id not in self.documents:
             return None
-        for method, finder in (("exact", self._corpus.find), ("normalized", self._corpus.find_normalized)):
-            hit = finder(quote, key)
-            if hit is not None:
-                return self._to_location(*hit, method, 100.0 if method == "exact" else 99.9)
+        hit = self._corpus.find(quote, key)
+        if hit is not None:
+            return self._to_location(*hit, "exact", 100.0)
+        hit = self._corpus.find_normalized(quote, key)
+        if hit is not None:
+            found = self._to_location(*hit, "normalized", 100.0)
+            found.match_score = round(fuzz.ratio(quote, found.text), 1)  # how far the raw texts differ
+            return found
         return self._fuzzy(quote, doc_id)
 
     # -- internals -------------------------------------------------------------------------------

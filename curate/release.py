@@ -48,7 +48,7 @@ def changes(old: Sequence[EvalItem], new: Sequence[EvalItem]) -> dict[str, list[
 def _content_sha256(files: dict[str, str]) -> str:
     digest = hashlib.sha256()
     for path, sha in sorted(files.items()):
-        digest.update(f"{path}\0{sha}\n".encode("utf-8"))
+        digest.update(f"{path}\0{sha}\n".encode())
     return digest.hexdigest()
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .dataset import DatasetStore
 from .kb import SnapshotStore
-from .locate import Locator, Location
+from .locate import Location, Locator
 from .progress import progress
 from .schema import Evidence
 from .workspace import Workspace

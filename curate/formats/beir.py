@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..fileio import atomic_directory, dumps_json, iter_jsonl_lenient, jsonl_bytes, read_text
+from ..fileio import atomic_directory, iter_jsonl_lenient, jsonl_bytes, read_text
 from ..importing import RawItem
 from ..kb import sha256_text
 from ..schema import Chunk, Document, EvalItem

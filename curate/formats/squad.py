@@ -15,7 +15,6 @@ from ..importing import RawItem
 from ..kb import sha256_text
 from ..schema import Document
 
-
 FUZZY_MIN_SCORE = 90.0
 
 
