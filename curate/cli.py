@@ -310,3 +310,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+from . import cli_checks  # noqa: E402,F401  (registers the guard commands)

@@ -118,3 +118,13 @@ def read_items_file(path: Path) -> list[EvalItem]:
             if line.strip():
                 items.append(item_from_row(json.loads(line)))
     return items
+
+
+def items_digest(items) -> str:
+    """Return a sha256 of the items' content, in id order: a check stays current while it matches."""
+    import hashlib
+    from .fileio import dumps_json
+    digest = hashlib.sha256()
+    for item in sorted(items, key=lambda i: i.id):
+        digest.update(dumps_json(item.content()).encode("utf-8") + b"\n")
+    return digest.hexdigest()

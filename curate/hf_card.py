@@ -25,6 +25,7 @@ ITEM_FEATURES = [
     ("difficulty_features", S),  # canonical JSON: its keys vary with the grader
     ("qtype", S), ("split", S), ("source", S), ("status", S),
     ("status_history", ("list", ("struct", [("status", S), ("reason", S), ("at", S), ("by", S)]))),
+    ("duplicate_of", S),
     ("kb_snapshot", S), ("guideline_version", S), ("tags", ("list", S)),
     ("provenance", ("struct", [("file", S), ("line", I), ("original_id", S), ("format", S), ("extra", S)])),
     ("created_at", S), ("updated_at", S),

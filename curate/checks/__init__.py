@@ -1,0 +1,1 @@
+"""The guards: duplicate checks, leakage checks, splits and measured difficulty."""

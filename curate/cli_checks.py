@@ -1,0 +1,138 @@
+"""The guard commands of the `curate` CLI: check-dups, check-leakage, split, grade."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from .cli import _workspace, cli
+from .display import console, table
+from .fileio import atomic_write_json
+
+
+def _short(text: str | None, width: int = 48) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@cli.command("check-dups")
+@click.option("--dataset", required=True)
+@click.option("--kb", "kb", is_flag=True, help="Also group duplicate chunks of the dataset's KB snapshot; the "
+              "groups become evidence equivalence groups.")
+@click.option("--fix", is_flag=True, help="Keep one item per cluster (not those with label conflicts); "
+              "mark the rest rejected with duplicate_of.")
+@click.option("--fuzzy-min", type=float, default=90.0, show_default=True, help="rapidfuzz ratio on folded questions.")
+@click.option("--semantic-min", type=float, default=0.92, show_default=True, help="Cosine of question embeddings.")
+@click.option("--no-semantic", is_flag=True, help="Skip the embedding pass.")
+@click.option("--near-min", type=float, default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+@click.pass_context
+def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min: float, semantic_min: float,
+               no_semantic: bool, near_min: float, report_path: Path | None) -> None:
+    """Cluster duplicate questions (exact, fuzzy, semantic) and report label conflicts (exit 1 if any found)."""
+    from .checks.dups import check_dups as run
+    report = run(_workspace(ctx), dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
+                 semantic_min=None if no_semantic else semantic_min, near_min=near_min)
+    from .dataset import DatasetStore
+    by_id = {i.id: i for i in DatasetStore(_workspace(ctx)).items(dataset)}
+    out = console()
+    members = sum(len(c.members) for c in report.clusters)
+    out.print(f"{dataset}: {len(report.clusters)} clusters of alike questions ({members} items), "
+              f"{len(report.conflicts)} with label conflicts" + (f"; rejected {len(report.rejected)}" if fix else ""))
+    rows = []
+    for n, cluster in enumerate(report.clusters, start=1):
+        joined = {}
+        for edge in cluster.edges:
+            joined.setdefault(edge.b, f"{edge.method} {edge.score:g} ~ {edge.a}")
+        conflict = ", ".join(report.conflicts.get(n - 1, []))
+        for k, member in enumerate(cluster.members):
+            rows.append((n if k == 0 else "", member, joined.get(member, ""),
+                         conflict if k == 0 else "", "rejected" if member in report.rejected else "",
+                         _short(by_id[member].question)))
+    if rows:
+        out.print(table(None, ("cluster", "item", "joined by", "conflict", "", "question"), rows))
+    if report.chunk_groups is not None:
+        copies = sum(len(g["chunks"]) for g in report.chunk_groups)
+        out.print(f"KB: {len(report.chunk_groups)} groups of duplicate chunks ({copies} chunks) stored as evidence "
+                  f"equivalence groups; {report.extended_evidence} evidence entries extended to their copies")
+        if report.chunk_groups:
+            out.print(table(None, ("group", "method", "min score", "chunks"),
+                            [(n, g["method"], g["min_score"], _short(", ".join(g["chunks"]), 80))
+                             for n, g in enumerate(report.chunk_groups[:50], start=1)]))
+    if report_path:
+        atomic_write_json(report_path, {
+            "clusters": [{"members": c.members, "edges": [asdict(e) for e in c.edges],
+                          "conflicts": report.conflicts.get(n, [])} for n, c in enumerate(report.clusters)],
+            "rejected": report.rejected, "chunk_groups": report.chunk_groups})
+    unresolved = report.conflicts or (report.clusters and not fix) or report.chunk_groups
+    ctx.exit(1 if unresolved else 0)
+
+
+@cli.command("check-leakage")
+@click.option("--dataset", "ref", required=True, help="NAME (the draft) or NAME@vN (a release).")
+@click.option("--kb", help="KB snapshot to check against (default: the dataset's).")
+@click.option("--fix", type=click.Choice(["quarantine", "exclude-docs"]),
+              help="quarantine: mark leaking items (never released); exclude-docs: list their documents for "
+              "evaluation to leave out.")
+@click.option("--allow-docs", multiple=True, metavar="DOC_ID", help="A document meant to hold questions (an FAQ).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+@click.option("--no-semantic", is_flag=True, help="Split leaks from exact and fuzzy matches only.")
+@click.option("--answer-min-chars-zh", type=int, default=25, show_default=True,
+              help="Folded characters from which a Chinese answer is long-form.")
+@click.option("--answer-min-chars-en", type=int, default=60, show_default=True,
+              help="Folded characters from which an English answer is long-form.")
+@click.pass_context
+def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
+                  report_path: Path | None, no_semantic: bool, answer_min_chars_zh: int,
+                  answer_min_chars_en: int) -> None:
+    """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any)."""
+    from .checks.leakage import LeakSettings
+    from .checks.leakage_run import check_leakage as run
+    settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
+    report = run(_workspace(ctx), ref=ref, kb=kb, fix=fix, allow_docs=allow_docs, settings=settings,
+                 semantic=not no_semantic)
+    out = console()
+    record = report.record
+    head = (f"{ref}: {'clean' if report.clean else str(len(report.findings)) + ' leaks in ' + str(len(record['items'])) + ' items'}"
+            f" ({report.checked} items checked against {report.kb_snapshot})")
+    out.print(head)
+    if report.findings:
+        rows = [(f.item_id, f.kind, f.method, f"{f.score:g}", f.other_item or ", ".join(f.chunk_ids),
+                 _short(f.matched, 60)) for f in report.findings]
+        out.print(table(None, ("item", "kind", "method", "score", "where", "matched"), rows))
+    if report.quarantined:
+        out.print(f"quarantined {len(report.quarantined)} items: {', '.join(report.quarantined)}")
+    if report.newly_excluded:
+        out.print(f"excluded documents (evaluation leaves them out): {', '.join(sorted(set(report.newly_excluded)))}")
+    if report.allowed_docs:
+        out.print(f"allowed documents: {', '.join(report.allowed_docs)}")
+    if report_path:
+        atomic_write_json(report_path, {**record, "findings": [asdict(f) for f in report.findings]})
+    ctx.exit(0 if report.clean else 1)
+
+
+@cli.command("split")
+@click.option("--dataset", required=True)
+@click.option("--test-fraction", type=float, default=0.5, show_default=True, help="Share of items in test.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--reassign", is_flag=True, help="Redo every assignment (default: keep items already assigned).")
+@click.option("--synthetic-in-test", is_flag=True, help="Let unverified synthetic items into test.")
+@click.option("--no-semantic", is_flag=True, help="Group alike questions by exact and fuzzy matches only.")
+@click.pass_context
+def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: int, reassign: bool,
+                  synthetic_in_test: bool, no_semantic: bool) -> None:
+    """Assign dev/test: alike questions stay on one side, stratified by difficulty and qtype."""
+    from .checks.split import split
+    report = split(_workspace(ctx), dataset=dataset, test_fraction=test_fraction, seed=seed, reassign=reassign,
+                   synthetic_in_test=synthetic_in_test, semantic=not no_semantic)
+    out = console()
+    total = {s: sum(c.get(s, 0) for c in report.counts.values()) for s in ("dev", "test")}
+    out.print(f"{dataset}: dev {total['dev']}, test {total['test']} ({report.units} units, {report.moved} items moved, "
+              f"{report.synthetic_held_in_dev} unverified synthetic kept in dev)")
+    out.print(table(None, ("difficulty/qtype", "dev", "test"),
+                    [(k, v.get("dev", 0), v.get("test", 0)) for k, v in report.counts.items()]))
+    if report.straddling_fixed:
+        out.print(f"alike items that sat on both sides were moved to dev: {', '.join(report.straddling_fixed)}")

@@ -1,0 +1,1 @@
+"""One index per KB snapshot (see kb_index.KBIndex)."""
