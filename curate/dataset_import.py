@@ -14,6 +14,15 @@ from .locate import Locator
 from .schema import ChunkerSettings
 from .workspace import Workspace
 
+
+def groups_of(workspace: Workspace, snapshot_id: str, items) -> int:
+    """Extend the items' evidence to every copy of its chunks, if the snapshot has duplicate
+    groups (check-dups --kb); return how many evidence entries changed."""
+    from .checks.dups import extend_evidence
+    from .index.kb_index import KBIndex
+    copies = KBIndex(workspace, snapshot_id).copies
+    return extend_evidence(items, copies) if copies else 0
+
 FORMATS = ("auto", "beir", "squad")
 
 
@@ -57,6 +66,7 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
                          f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
     new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
                                      existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
+    groups_of(workspace, snapshot_id, new_items)
     if pending is not None:
         name, documents, chunks, settings = pending
         snapshots.write(name, documents, chunks, settings, sources=[str(path)])

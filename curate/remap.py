@@ -79,6 +79,8 @@ def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.
         if lost:
             item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
                             by="curate remap")
+    from .dataset_import import groups_of
+    groups_of(workspace, target, items)  # copies in the target snapshot count as the evidence too
     if not dry_run:
         meta.kb_snapshot = target
         store.save(meta, items)

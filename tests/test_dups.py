@@ -86,3 +86,16 @@ def test_extend_evidence_leaves_split_spans_alone(handbook):
     before = list(items[0].evidence[0].chunk_ids)
     changed = extend_evidence(items, {before[0]: [before[0], "copy#0"]})
     assert changed == 0 and items[0].evidence[0].chunk_ids == before
+
+
+def test_items_imported_later_get_the_copies_too(handbook, data_dir, tmp_path):
+    workspace = handbook.workspace
+    copy = data_dir / "docs" / "errors-copy.zh.md"
+    copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    handbook("remap", "--dataset", "faq", "--kb", snapshot)
+    handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", code=1)
+    _import(workspace, tmp_path, [{"id": "late", "question": "令牌签名无效怎么办？",
+                                   "evidence": ["LG-4032 表示访问令牌的签名无效"]}])
+    late = next(i for i in DatasetStore(workspace).items("faq") if i.id == "late")
+    assert sorted(late.evidence[0].chunk_ids) == ["errors-copy.zh.md#1", "errors.zh.md#1"]
