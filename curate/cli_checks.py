@@ -136,3 +136,43 @@ def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: 
                     [(k, v.get("dev", 0), v.get("test", 0)) for k, v in report.counts.items()]))
     if report.straddling_fixed:
         out.print(f"alike items that sat on both sides were moved to dev: {', '.join(report.straddling_fixed)}")
+
+
+@cli.command("grade")
+@click.option("--dataset", required=True)
+@click.option("--target", default="2:5:3", show_default=True, help="easy:medium:hard mix to aim at.")
+@click.option("--balance", type=int, help="Select (tag balanced-N) a deterministic subset of N meeting the target.")
+@click.option("--dense/--no-dense", default=True, show_default=True,
+              help="Dense ranks need the KB embedded once with the workspace's model.")
+@click.option("--k", type=int, default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_context
+def grade_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool, k: int,
+                  as_json: bool) -> None:
+    """Measure difficulty features, grade easy/medium/hard, compare with the target mix (exit 1 on type misfits)."""
+    from .checks.grade import grade
+    report = grade(_workspace(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        ctx.exit(1 if report.misfits else 0)
+    out = console()
+    overall = report.overall
+    out.print(f"{dataset}: {overall.items if overall else 0} items graded against {report.kb_snapshot}, "
+              f"target easy:medium:hard = {target}")
+    rows = []
+    for name, mix in [("all", overall)] + sorted(report.by_qtype.items()):
+        if mix is None:
+            continue
+        rows.append((name, mix.items, *(f"{mix.counts.get(d, 0)} / {mix.target.get(d, 0)}"
+                                         for d in ("easy", "medium", "hard"))))
+    out.print(table("graded / target", ("qtype", "items", "easy", "medium", "hard"), rows))
+    if report.misfits:
+        out.print(table("qtype does not fit the evidence", ("item", "why"), sorted(report.misfits.items())))
+    if report.ungraded:
+        out.print(table("not graded", ("item", "why"), sorted(report.ungraded.items())))
+    if report.balance is not None:
+        b = report.balance
+        out.print(f"balanced subset: {len(b.selected)} of {b.size} items tagged {b.tag} "
+                  f"({', '.join(f'{d} {b.counts.get(d, 0)}/{b.target.get(d, 0)}' for d in ('easy', 'medium', 'hard'))})"
+                  + (f"; {'; '.join(b.missing)}" if b.missing else ""))
+    ctx.exit(1 if report.misfits else 0)

@@ -20,6 +20,15 @@ curate import "$EX/cmrc2018/cmrc2018_sample.json" --format squad --dataset cmrc2
 curate import "$EX/scifact" --format beir --dataset scifact --source human
 curate kb list
 
+echo; echo "== the guards: duplicates, difficulty, split, leakage (run before every release)"
+curate check-dups --dataset handbook --kb || true     # exit 1 = something to look at
+curate grade --dataset handbook || true               # exit 1 = a qtype that does not fit its evidence
+curate split --dataset handbook --seed 1
+curate split --dataset cmrc2018 --seed 1 --no-semantic
+curate check-leakage --dataset handbook
+curate check-leakage --dataset cmrc2018
+curate check-leakage --dataset scifact
+
 echo; echo "== releases"
 curate release --dataset handbook -m "Handbook questions: human-written and production failures"
 curate release --dataset cmrc2018 -m "CMRC2018 sample, one chunk per paragraph"
@@ -28,6 +37,7 @@ curate release --dataset scifact -m "SciFact slice, BEIR qrels"
 echo; echo "== production re-chunks its KB: carry the evidence over and release again"
 curate kb ingest "$EX/handbook/docs" --name handbook --chunker fixed --chunk-size 300 --overlap 60
 curate remap --dataset handbook --kb handbook
+curate check-leakage --dataset handbook
 curate release --dataset handbook -m "Evidence remapped onto the fixed-size chunks"
 curate versions handbook
 curate diff handbook@v1 handbook@v2 | head -n 3

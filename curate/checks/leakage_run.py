@@ -6,14 +6,21 @@ import json
 from pathlib import Path
 
 from ..dataset import DatasetStore, items_digest, parse_ref
-from .dups import question_vectors
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..index.kb_index import KBIndex
 from ..release import resolve_items
 from ..schema import UNRELEASED_STATUSES, now
 from ..workspace import Workspace
-from .leakage import LeakReport, LeakSettings, kb_leaks, split_edges, split_leaks, summarize
+from .dups import question_vectors
+from .leakage import (
+    LeakReport,
+    LeakSettings,
+    kb_leaks,
+    split_edges,
+    split_leaks,
+    summarize,
+)
 
 FIXES = ("quarantine", "exclude-docs")
 

@@ -13,11 +13,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..dataset import DatasetStore
-from .dups import question_vectors
 from ..errors import InputError
 from ..schema import UNRELEASED_STATUSES, EvalItem, now
 from ..workspace import Workspace
 from .clusters import clusters
+from .dups import question_vectors
 from .leakage import LeakSettings, split_edges
 
 
