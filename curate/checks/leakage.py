@@ -36,7 +36,7 @@ KINDS = ("question_in_kb", "qa_pair_in_kb", "answer_in_kb", "split_leak")
 class LeakSettings:
     """Thresholds of the leakage check (see the module docstring)."""
 
-    question_min: float = 0.98       # containment of the folded question
+    question_min: float = 1.0        # containment of the folded question: every character, in order
     question_min_chars: int = 6      # shorter folded questions are not checked against the KB
     answer_min: float = 0.95         # containment of a long-form answer
     answer_min_chars: dict[str, int] = field(default_factory=lambda: {"zh": 25, "en": 60})
@@ -74,28 +74,43 @@ class _Matcher:
         self.settings = settings
 
     def find(self, needle: str, threshold: float, exclude: set[int] = frozenset()) -> list[tuple[list[int], float, str]]:
-        """Return ([chunk positions], score, folded matched text) of every copy above threshold."""
+        """Return ([chunk positions], score, folded matched text) of every copy above threshold: in one
+        chunk, or across a chunk and the next one of its document when neither holds it alone."""
         folded, chunks, neighbours = self.index.folded, self.index.chunks, self.index.neighbours
         found = []
         seen: set[tuple[int, ...]] = set()
+
+        def keep(places: list[int], score: float, text: str) -> None:
+            if tuple(places) not in seen:
+                seen.add(tuple(places))
+                found.append((places, score, text))
+
+        def alone(position: int) -> tuple[float, str] | None:
+            if position in exclude or chunks[position].doc_id in self.skip_docs:
+                return None
+            score, start, end = containment(needle, folded[position])
+            return (score, folded[position][start:end]) if score >= threshold else None
+
         for position, _ in self.index.ngrams.candidates(needle, min_share=0.3, limit=self.settings.candidates):
+            hit = alone(position)
+            if hit is not None:
+                keep([position], *hit)
+                continue
             if position in exclude or chunks[position].doc_id in self.skip_docs:
                 continue
-            score, start, end = containment(needle, folded[position])
-            places = [position]
-            text = folded[position]
-            if score < threshold:  # a copy cut in two by the chunker
-                before, after = neighbours.get(position, (None, None))
-                for pair in ([before, position], [position, after]):
-                    if None in pair or any(p in exclude for p in pair):
-                        continue
-                    joined = folded[pair[0]] + folded[pair[1]]
-                    pair_score, pair_start, pair_end = containment(needle, joined)
-                    if pair_score > score:
-                        score, start, end, places, text = pair_score, pair_start, pair_end, pair, joined
-            if score >= threshold and tuple(places) not in seen:
-                seen.add(tuple(places))
-                found.append((places, score, text[start:end]))
+            before, after = neighbours.get(position, (None, None))
+            for pair in ([before, position], [position, after]):
+                if None in pair or any(p in exclude for p in pair):
+                    continue
+                other = pair[0] if pair[1] == position else pair[1]
+                hit = alone(other)
+                if hit is not None:  # the neighbour holds it by itself: found there, not across
+                    keep([other], *hit)
+                    continue
+                joined = folded[pair[0]] + folded[pair[1]]
+                score, start, end = containment(needle, joined)
+                if score >= threshold:
+                    keep(pair, score, joined[start:end])
         return found
 
     def document_holds(self, doc_id: str, needle: str, threshold: float) -> bool:

@@ -17,7 +17,8 @@ from ..workspace import Workspace
 from .bm25 import BM25
 from .ngrams import NgramIndex
 
-LEXICAL_VERSION = 1
+LEXICAL_VERSION = 2
+BRIDGE = 32  # folded characters of the next chunk indexed with each chunk
 
 
 class KBIndex:
@@ -71,7 +72,11 @@ class KBIndex:
             folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
             return folded, NgramIndex.load(folder)
         folded = [fold(c.text) for c in self.chunks]
-        ngrams = NgramIndex.build(folded)
+        # Each chunk is indexed with the start of the next chunk of its document, so a copy that
+        # a chunker cut in two is still found whole by the chunk where it begins.
+        following = [folded[after][:BRIDGE] if after is not None else ""
+                     for _, after in (self.neighbours.get(i, (None, None)) for i in range(len(folded)))]
+        ngrams = NgramIndex.build([text + tail for text, tail in zip(folded, following)])
         with atomic_directory(folder, replace=True) as tmp:
             (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
             ngrams.save(tmp)
