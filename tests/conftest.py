@@ -73,3 +73,12 @@ def with_minilm(workspace: Workspace, monkeypatch) -> Workspace:
     workspace.config_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert workspace.setting("embedding", "model") == str(minilm_path())
     return workspace
+
+
+@pytest.fixture(scope="session")
+def llama():
+    """A real local OpenAI-compatible server with a real small model (SmolLM2-135M), for the session."""
+    from .servers import LlamaServer
+    server = LlamaServer(parallel=4)
+    yield server
+    server.close()

@@ -1,0 +1,227 @@
+"""The judge client: JSON verdicts from an OpenAI-compatible endpoint, cached, bounded, retried,
+and every failure returned as an unscored verdict with its reason."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ..fileio import atomic_write_json, dumps_json
+from ..progress import progress
+from ..schema import now
+from .config import JudgeConfig
+from .prompts import Prompt
+
+
+DETERMINISTIC = ("unparsable answer", "refusal")
+
+
+class JudgeFailure(Exception):
+    """A request that cannot give a verdict; `reason` says why, `retry` whether trying again may help."""
+
+    def __init__(self, reason: str, retry: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+
+
+@dataclass
+class Verdict:
+    """One judge answer: the parsed output, or `unscored` with the reason."""
+
+    output: BaseModel | None
+    unscored: str | None = None
+    cached: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
+class JudgeStats:
+    """What the judge did in one run."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    unscored: Counter = field(default_factory=Counter)
+    max_in_flight: int = 0
+
+
+# A transport sends chat messages and returns (content, refusal, prompt tokens, completion tokens).
+Transport = Callable[[list[dict]], tuple[str | None, str | None, int, int]]
+
+
+def openai_transport(config: JudgeConfig) -> Transport:
+    """Return a transport over the openai client; the key is read from the environment now."""
+    import openai
+    client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key() or "no-key-needed",
+                           timeout=config.timeout, max_retries=0)
+
+    def send(messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+        try:
+            response = client.chat.completions.create(
+                model=config.model, messages=messages, temperature=0, max_tokens=config.max_tokens,
+                response_format={"type": "json_object"})
+        except openai.APITimeoutError:
+            raise JudgeFailure(f"timeout after {config.timeout:g} s", retry=True) from None
+        except openai.APIConnectionError as exc:
+            raise JudgeFailure(f"connection failed ({type(exc.__cause__ or exc).__name__})", retry=True) from None
+        except openai.RateLimitError:
+            raise JudgeFailure("rate limited (HTTP 429)", retry=True) from None
+        except openai.APIStatusError as exc:
+            raise JudgeFailure(f"HTTP {exc.status_code} from the judge", retry=exc.status_code >= 500) from None
+        if not response.choices:
+            raise JudgeFailure("empty response (no choices)")
+        message = response.choices[0].message
+        usage = response.usage
+        return (message.content, getattr(message, "refusal", None),
+                getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+
+    return send
+
+
+def reason_kind(reason: str) -> str:
+    """Return the kind of an unscored reason, without its details.
+
+    >>> reason_kind("HTTP 500 from the judge (after 3 attempts)"), reason_kind("unparsable answer: bad JSON")
+    ('HTTP 500 from the judge', 'unparsable answer')
+    """
+    return reason.split(":")[0].split(" (")[0]
+
+
+def _parse(content: str, schema: type[BaseModel]) -> BaseModel:
+    data = json.loads(content)
+    if isinstance(data, dict) and isinstance(data.get("verdict"), str):
+        data["verdict"] = data["verdict"].strip().lower().replace(" ", "_")
+    return schema.model_validate(data)
+
+
+class Judge:
+    """Asks prompts of one endpoint; answers are cached on disk by (prompt version, model, input)."""
+
+    def __init__(self, config: JudgeConfig, cache_dir: Path, transport: Transport | None = None):
+        self.config = config
+        self.cache_dir = Path(cache_dir)
+        self.transport = transport or openai_transport(config)
+        self.stats = JudgeStats()
+        self._lock = threading.Lock()
+        self._in_flight = 0
+
+    def key(self, prompt: Prompt, payload: dict, repeat: int = 0) -> str:
+        """Return the cache key of one question to the judge."""
+        material = {"prompt": prompt.version, "model": self.config.model, "input": payload, "repeat": repeat}
+        return hashlib.sha256(dumps_json(material).encode("utf-8")).hexdigest()
+
+    def _cache_path(self, key: str) -> Path:
+        return self.cache_dir / key[:2] / f"{key}.json"
+
+    def ask(self, prompt: Prompt, payload: dict, repeat: int = 0) -> Verdict:
+        """Return the judge's verdict on one payload (from the cache when it was asked before)."""
+        key = self.key(prompt, payload, repeat)
+        path = self._cache_path(key)
+        if path.exists():
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+                if stored.get("unscored"):
+                    verdict = Verdict(None, stored["unscored"], cached=True)
+                else:
+                    verdict = Verdict(prompt.schema.model_validate(stored["output"]), cached=True)
+                with self._lock:
+                    self.stats.cache_hits += 1
+                    if verdict.unscored:
+                        self.stats.unscored[reason_kind(verdict.unscored)] += 1
+                return verdict
+            except (ValueError, KeyError, ValidationError):
+                pass  # a damaged entry is asked again
+        verdict = self._request(prompt, payload)
+        if verdict.unscored:
+            with self._lock:
+                self.stats.unscored[reason_kind(verdict.unscored)] += 1
+        # An answer, or an answer that cannot be read, is what this judge says at temperature 0:
+        # kept. A timeout or a dropped connection says nothing about the input: asked again next time.
+        if verdict.output is not None or verdict.unscored.startswith(DETERMINISTIC):
+            atomic_write_json(path, {
+                "prompt": prompt.name, "prompt_version": prompt.version, "language": prompt.language,
+                "model": self.config.model, "repeat": repeat, "at": now(),
+                "output": None if verdict.output is None else verdict.output.model_dump(mode="json"),
+                "unscored": verdict.unscored,
+                "usage": {"prompt_tokens": verdict.prompt_tokens, "completion_tokens": verdict.completion_tokens}})
+        return verdict
+
+    def ask_many(self, requests: Sequence[tuple[Prompt, dict, int]], description: str = "judging") -> list[Verdict]:
+        """Return the verdicts of many requests, asked at most `concurrency` at a time, in order."""
+        with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency)) as pool:
+            futures = [pool.submit(self.ask, *request) for request in requests]
+            return [f.result() for f in progress(futures, description, unit="request", total=len(futures))]
+
+    def _send(self, messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+        with self._lock:
+            self._in_flight += 1
+            self.stats.requests += 1
+            self.stats.max_in_flight = max(self.stats.max_in_flight, self._in_flight)
+        try:
+            return self.transport(messages)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _send_with_retries(self, messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                return self._send(messages)
+            except JudgeFailure as failure:
+                if not failure.retry or attempt == self.config.max_retries:
+                    if attempt:
+                        raise JudgeFailure(f"{failure.reason} (after {attempt + 1} attempts)") from None
+                    raise
+                with self._lock:
+                    self.stats.retries += 1
+                time.sleep(self.config.backoff * (2 ** attempt) * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+    def _request(self, prompt: Prompt, payload: dict) -> Verdict:
+        messages = prompt.messages(payload)
+        prompt_tokens = completion_tokens = 0
+        try:
+            for attempt in range(2):  # the answer, then one repair
+                content, refusal, used_in, used_out = self._send_with_retries(messages)
+                prompt_tokens += used_in
+                completion_tokens += used_out
+                self._count_tokens(used_in, used_out)
+                if refusal:
+                    return Verdict(None, f"refusal: {refusal[:120]}", False, prompt_tokens, completion_tokens)
+                if not content or not content.strip():
+                    return Verdict(None, "refusal: empty answer", False, prompt_tokens, completion_tokens)
+                try:
+                    return Verdict(_parse(content, prompt.schema), None, False, prompt_tokens, completion_tokens)
+                except (ValueError, ValidationError) as exc:
+                    problem = str(exc).splitlines()[0][:160]
+                    if attempt == 1:
+                        return Verdict(None, f"unparsable answer: {problem}", False, prompt_tokens, completion_tokens)
+                    with self._lock:
+                        self.stats.repairs += 1
+                    messages = messages + [{"role": "assistant", "content": content},
+                                           {"role": "user", "content": prompt.repair(problem)}]
+        except JudgeFailure as failure:
+            return Verdict(None, failure.reason, False, prompt_tokens, completion_tokens)
+        raise AssertionError("unreachable")
+
+    def _count_tokens(self, used_in: int, used_out: int) -> None:
+        with self._lock:
+            self.stats.prompt_tokens += used_in
+            self.stats.completion_tokens += used_out
+            self.stats.cost = self.config.cost(self.stats.prompt_tokens, self.stats.completion_tokens)

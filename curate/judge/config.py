@@ -1,0 +1,80 @@
+"""Judge settings: flags override the environment, which overrides curate.toml."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..workspace import Workspace
+
+ENV = {"base_url": "CURATE_JUDGE_BASE_URL", "model": "CURATE_JUDGE_MODEL",
+       "api_key_env": "CURATE_JUDGE_API_KEY_ENV", "timeout": "CURATE_JUDGE_TIMEOUT"}
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Where the judge is and how to talk to it. Holds the NAME of the key's variable, never a key."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    concurrency: int = 4
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_tokens: int = 512
+    # USD per million tokens: (input, output); unknown models cost nothing known (cost None).
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def api_key(self) -> str | None:
+        """Return the key from the environment at call time (None: a local server needs none)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def public(self) -> dict:
+        """Return what may be written to a manifest or report: no key, only its variable's name."""
+        return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
+                "timeout": self.timeout, "concurrency": self.concurrency, "max_retries": self.max_retries}
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Return the USD cost of a number of tokens, or None when the model has no price."""
+        price = self.prices.get(self.model)
+        if price is None:
+            return None
+        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: str | None = None,
+            api_key_env: str | None = None, timeout: float | None = None, concurrency: int | None = None,
+            max_retries: int | None = None) -> JudgeConfig:
+    """Return the judge settings: each from its flag, else the environment, else curate.toml."""
+    config = workspace.config().get("judge", {}) if workspace is not None else {}
+
+    def pick(name: str, flag):
+        if flag is not None:
+            return flag
+        if os.environ.get(ENV.get(name, "")):
+            return os.environ[ENV[name]]
+        return config.get(name) or None
+
+    chosen_url, chosen_model = pick("base_url", base_url), pick("model", model)
+    if not chosen_url or not chosen_model:
+        raise InputError("no judge configured: set [judge] base_url and model in curate.toml, "
+                         "CURATE_JUDGE_BASE_URL/CURATE_JUDGE_MODEL, or --judge-base-url/--judge-model", field="judge")
+    raw_timeout = pick("timeout", timeout)
+    try:
+        chosen_timeout = float(raw_timeout) if raw_timeout is not None else 60.0
+    except ValueError:
+        raise InputError(f"judge timeout {raw_timeout!r} is not a number of seconds", field="judge-timeout") from None
+    prices = {}
+    for name, price in (config.get("prices") or {}).items():
+        try:
+            prices[name] = (float(price["input"]), float(price["output"]))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"[judge.prices] {name} needs input and output prices per million tokens",
+                             file=str(workspace.config_path) if workspace else None, field="prices") from None
+    return JudgeConfig(base_url=str(chosen_url), model=str(chosen_model),
+                       api_key_env=pick("api_key_env", api_key_env) or None, timeout=chosen_timeout,
+                       concurrency=int(concurrency or config.get("concurrency") or 4),
+                       max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 3)),
+                       prices=prices)

