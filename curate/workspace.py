@@ -12,6 +12,8 @@ from .errors import InputError, WorkspaceError
 from .fileio import atomic_write_text
 
 CONFIG_NAME = "curate.toml"
+# The project's relevance guidelines, beside the package in a clone or editable install.
+BUNDLED_GUIDELINES = Path(__file__).resolve().parent.parent / "guidelines"
 
 DEFAULT_CONFIG = """\
 # curate workspace settings.
@@ -97,6 +99,11 @@ def init_workspace(directory: Path, **settings: str) -> Workspace:
     root.mkdir(parents=True, exist_ok=True)
     (root / "kb").mkdir(exist_ok=True)
     (root / "datasets").mkdir(exist_ok=True)
+    if not values["guidelines"] and BUNDLED_GUIDELINES.is_dir():
+        # The workspace keeps its own copy: a team edits it, and its hash becomes the new version.
+        import shutil
+        shutil.copytree(BUNDLED_GUIDELINES, root / "guidelines", dirs_exist_ok=True)
+        values["guidelines"] = "guidelines"
     atomic_write_text(root / CONFIG_NAME, DEFAULT_CONFIG.format(**values))
     return Workspace(root)
 

@@ -1,0 +1,1 @@
+"""Evidence labelling in Argilla: a local server, pushing items, pulling labels, agreement."""

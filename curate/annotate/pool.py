@@ -1,0 +1,61 @@
+"""The candidate pool an annotator grades for one question: its labelled evidence, the top of
+BM25 retrieval over the KB, and near-miss neighbours of the evidence (chunks that read like it),
+one chunk per duplicate group, at most `pool_k`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..index.kb_index import KBIndex
+from ..schema import EvalItem
+
+NEAR_MISSES_PER_EVIDENCE = 2
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk shown for grading, why it is there, and the grade already known for it."""
+
+    chunk_id: str
+    origin: str               # "evidence", "bm25" or "near_miss"
+    grade: int | None = None  # the item's current grade for this chunk, if labelled
+
+
+def _near_misses(index: KBIndex, position: int, skip: set[int]) -> list[int]:
+    """Return chunks whose folded text shares many 4-grams with the chunk at `position`."""
+    found = index.ngrams.candidates(index.folded[position], min_share=0.3, limit=10)
+    return [p for p, _ in found if p not in skip][:NEAR_MISSES_PER_EVIDENCE]
+
+
+def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8) -> dict[str, list[Candidate]]:
+    """Return each item's candidates: evidence first, then BM25 results and near misses in turn."""
+    copies = index.copies
+    retrieved, scores = index.bm25.search([i.question for i in items], k=pool_k) if items else ([], [])
+    pools: dict[str, list[Candidate]] = {}
+    for row, item in enumerate(items):
+        pool: list[Candidate] = []
+        shown: set[str] = set()
+
+        def add(chunk_id: str, origin: str, grade: int | None = None) -> None:
+            group = copies.get(chunk_id, [chunk_id])
+            if len(pool) < pool_k and not shown.intersection(group):
+                shown.update(group)
+                pool.append(Candidate(chunk_id, origin, grade))
+
+        evidence_positions = []
+        for evidence in item.evidence:
+            for chunk_id in evidence.chunk_ids[:1] if not evidence.partial else evidence.chunk_ids:
+                if chunk_id in index.position:
+                    add(chunk_id, "evidence", evidence.grade)
+                    evidence_positions.append(index.position[chunk_id])
+        skip = set(evidence_positions)
+        near = [p for position in evidence_positions for p in _near_misses(index, position, skip)]
+        bm25 = [int(p) for p, s in zip(retrieved[row], scores[row]) if s > 0]
+        for k in range(max(len(near), len(bm25))):
+            if k < len(bm25):
+                add(index.chunks[bm25[k]].chunk_id, "bm25")
+            if k < len(near):
+                add(index.chunks[near[k]].chunk_id, "near_miss")
+        pools[item.id] = pool
+    return pools
