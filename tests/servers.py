@@ -34,7 +34,7 @@ class LlamaServer:
         params = xllamacpp.CommonParams()
         params.model.path = str(smollm2_gguf())
         params.port = self.port = free_port()
-        params.n_ctx = 4096
+        params.n_ctx = 2048 * parallel  # the context is shared by the slots: 2,048 tokens each
         params.n_parallel = parallel
         params.cpuparams.n_threads = 2
         self._server = xllamacpp.Server(params)

@@ -69,9 +69,18 @@ class Outcome:
         return next((v.output.reason for v in self.verdicts if v.output is not None), self.unscored or "")
 
 
+# Texts shown to the judge are cut, so one long chunk cannot overflow a small model's context.
+MAX_PASSAGE = 1500
+MAX_PROMPT_TEXT = 6000
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
 def _evidence_text(item: EvalItem, evidence_ids: list[str] | None = None) -> str:
     chosen = [e for e in item.evidence if e.grade > 0 and (not evidence_ids or e.evidence_id in evidence_ids)]
-    return "\n".join(f"[{e.evidence_id}] {e.text}" for e in chosen)
+    return _cut("\n".join(f"[{e.evidence_id}] {_cut(e.text, MAX_PASSAGE)}" for e in chosen), MAX_PROMPT_TEXT)
 
 
 def plan(items: list[EvalItem], retrieve=None, k: int = 5) -> list[Task]:
@@ -94,8 +103,9 @@ def plan(items: list[EvalItem], retrieve=None, k: int = 5) -> list[Task]:
             if evidence:
                 tasks.append(Task(item.id, "key_point_supported", f"key point {n}", language,
                                   {"key_point": key_point.text, "evidence": evidence}))
-        if not item.answerable and item.id in chunks_of:
-            listing = "\n".join(f"[{chunk_id}] {text}" for chunk_id, text in chunks_of[item.id])
+        if not item.answerable and chunks_of.get(item.id):  # nothing retrieved: nothing can answer it
+            listing = _cut("\n".join(f"[{chunk_id}] {_cut(text, MAX_PASSAGE)}" for chunk_id, text in chunks_of[item.id]),
+                           MAX_PROMPT_TEXT)
             tasks.append(Task(item.id, "unanswerable_check", "answerability", language,
                               {"question": item.question, "chunks": listing}))
     return tasks

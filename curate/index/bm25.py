@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_]+")
+_CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Chinese runs, then runs of other word characters (CJK excluded, or "2008年" would stay one token).
+_RUNS = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -19,6 +21,8 @@ def tokenize(text: str) -> list[str]:
 
     >>> tokenize("LG-4031 表示令牌过期")
     ['lg', '4031', '表示', '令牌', '过期']
+    >>> tokenize("NBA50大巨星之一")[:2]
+    ['nba50', '大']
     """
     import jieba
     jieba.setLogLevel(logging.WARNING)

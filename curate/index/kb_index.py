@@ -18,6 +18,7 @@ from .bm25 import BM25
 from .ngrams import NgramIndex
 
 LEXICAL_VERSION = 2
+BM25_VERSION = 2  # 2: Chinese after digits or Latin letters is its own token
 BRIDGE = 32  # folded characters of the next chunk indexed with each chunk
 
 
@@ -101,7 +102,7 @@ class KBIndex:
 
     @cached_property
     def bm25(self) -> BM25:
-        folder = self.folder / "bm25"
+        folder = self.folder / f"bm25-v{BM25_VERSION}"
         if (folder / "done").exists():
             return BM25.load(folder, len(self.chunks))
         index = BM25.build([c.text for c in self.chunks])

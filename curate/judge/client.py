@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -83,7 +84,10 @@ def openai_transport(config: JudgeConfig) -> Transport:
         except openai.RateLimitError:
             raise JudgeFailure("rate limited (HTTP 429)", retry=True) from None
         except openai.APIStatusError as exc:
-            raise JudgeFailure(f"HTTP {exc.status_code} from the judge", retry=exc.status_code >= 500) from None
+            said = " ".join(str(getattr(exc, "message", "") or "").split())
+            said = re.sub(r"^Error code: \d+( - )?", "", said)[:160]  # the server's own words, if any
+            raise JudgeFailure(f"HTTP {exc.status_code} from the judge" + (f" ({said})" if said else ""),
+                               retry=exc.status_code >= 500) from None
         if not response.choices:
             raise JudgeFailure("empty response (no choices)")
         message = response.choices[0].message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -43,7 +44,7 @@ class Prompt:
     schema: type[BaseModel]
     repair_text: str
 
-    @property
+    @cached_property
     def version(self) -> str:
         """Return 12 hex digits of the sha256 of the texts and the output schema."""
         material = json.dumps([self.name, self.language, self.system, self.template, self.repair_text,
