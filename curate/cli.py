@@ -314,3 +314,4 @@ if __name__ == "__main__":
 
 from . import cli_checks  # noqa: E402,F401  (registers the guard commands)
 from . import cli_judge  # noqa: E402,F401  (registers the judge commands)
+from . import cli_annotate  # noqa: E402,F401  (registers the annotation commands)

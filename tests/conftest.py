@@ -82,3 +82,17 @@ def llama():
     server = LlamaServer(parallel=4)
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def argilla_server(tmp_path_factory):
+    """A real local argilla-server (SQLite, the curate-sqlite search engine, fakeredis) for the session,
+    on a free 127.0.0.1 port, owner `owner` with a fixed test API key; skipped without the argilla extra."""
+    import importlib.util
+    if importlib.util.find_spec("argilla_server") is None:  # not imported here: that builds its web app
+        pytest.fail("argilla-server is not installed: `make test` installs the `argilla` extra")
+    from curate.annotate.server import start_server
+    from .servers import free_port
+    server = start_server(tmp_path_factory.mktemp("argilla"), free_port(), api_key="curate-test-owner-api-key")
+    yield server
+    server.stop()
