@@ -50,4 +50,10 @@ done
 curate export scifact@v1 --format beir --out exports/scifact-beir
 curate export handbook@v2 --format ragas --out exports/handbook-ragas.jsonl
 evalrun verify handbook@v2
-echo; echo "workspace: $PWD"
+
+echo; echo "== evalrun: the baseline RAG system (BM25, extractive answers without an LLM endpoint) over handbook@v2"
+WSDIR="$PWD"
+# the target is imported from the project folder (examples.baseline.rag)
+(cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook evalrun run --dataset handbook@v2 \
+  --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-baseline" --workspace "$WSDIR")
+echo; echo "workspace: $WSDIR"

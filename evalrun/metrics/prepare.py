@@ -1,0 +1,162 @@
+"""Turn qrels and a run (Python dicts) into the arrays every retrieval metric reads.
+
+Rules, from ../shared/DESIGN.md ("Metric definitions (retrieval)"):
+
+- R, the relevant set of a query, is its qrels entries with grade >= 1 (grade 0 is "judged, not
+  relevant"). A query whose R is empty is not scored; it gets no row.
+- S, the retrieved list, is the run's ids in rank order, each mapped to its evidence group when
+  `groups` maps it (an unmapped id stands for itself), then de-duplicated keeping the first
+  occurrence: finding two copies of one evidence counts once, and a copy does not push the
+  items below it down a rank. S_K is the first K of S.
+- A query is scored when it is in the run and its R is non-empty, as trec_eval does: a query the
+  run leaves out, or one with no relevant evidence, is the caller's to report apart. An empty
+  list in the run is scored (it retrieved nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from curate.errors import InputError
+
+# Grades live in int8 arrays: ten million of them fit in 10 MB.
+MAX_GRADE = 127
+
+
+class MetricInputError(InputError):
+    """Qrels, run, groups or settings that the retrieval metrics cannot score."""
+
+
+@dataclass(frozen=True)
+class RankedGrades:
+    """The arrays the retrieval metrics read; row q is query `query_ids[q]`."""
+
+    query_ids: list[str]
+    """Scored queries, in the run's order."""
+    gains: np.ndarray
+    """(n, max_k) int8: grade of the item at rank i + 1 of S; 0 when it is not relevant or S is shorter."""
+    ideal_gains: np.ndarray
+    """(n, max_k) int8: the query's relevant grades sorted best first, padded with 0 (the ideal ranking)."""
+    n_relevant: np.ndarray
+    """(n,) int64: |R|, every relevant group of the query (not capped at max_k)."""
+    n_returned: np.ndarray
+    """(n,) int64: |S| capped at max_k, all that min(K, |S|) needs for K <= max_k."""
+
+    @property
+    def max_k(self) -> int:
+        """Return the largest cutoff these arrays can score."""
+        return self.gains.shape[1]
+
+
+def prepare(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[str]], max_k: int,
+            groups: Mapping[str, Mapping[str, str]] | None = None) -> RankedGrades:
+    """Return the ranked grades of every scored query of `run`, cut at `max_k`.
+
+    `qrels`: {query id: {group id: grade}}; `run`: {query id: [retrieved ids, best first]};
+    `groups`: {query id: {retrieved id: group id}}. Nothing passed in is changed.
+
+    >>> arrays = prepare({"q1": {"e1": 2, "e2": 1, "e9": 0}, "q2": {"e5": 0}},
+    ...                  {"q1": ["c7", "e1-copy", "e1", "e2"], "q2": ["e5"]}, max_k=3,
+    ...                  groups={"q1": {"e1-copy": "e1"}})
+    >>> arrays.query_ids  # q2 has no relevant evidence: not scored
+    ['q1']
+    >>> arrays.gains.tolist(), arrays.ideal_gains.tolist()  # S = [c7, e1, e2]: e1's copy counted once
+    ([[0, 2, 1]], [[2, 1, 0]])
+    >>> arrays.n_relevant.tolist(), arrays.n_returned.tolist()
+    ([2], [3])
+    """
+    if not isinstance(max_k, int) or isinstance(max_k, bool) or max_k < 1:
+        raise MetricInputError(f"must be a whole number >= 1, not {max_k!r}", field="max_k")
+    query_ids: list[str] = []
+    returned: list[int] = []
+    # Relevant groups as flat (row, grade) pairs; those found in S_max_k also as (row, rank, grade).
+    relevant_rows: list[int] = []
+    relevant_grades: list[int] = []
+    hit_rows: list[int] = []
+    hit_ranks: list[int] = []
+    hit_grades: list[int] = []
+    for query_id, retrieved in run.items():
+        judged = qrels.get(query_id)
+        if judged is None:
+            continue
+        if not isinstance(judged, Mapping):
+            raise MetricInputError(f"expected {{group id: grade}}, got {type(judged).__name__}",
+                                   field=f"qrels[{query_id!r}]")
+        if not isinstance(retrieved, (list, tuple)):
+            raise MetricInputError(f"expected a list of ids in rank order, got {type(retrieved).__name__}",
+                                   field=f"run[{query_id!r}]")
+        mapping = groups.get(query_id) if groups else None
+        top = _distinct_top(retrieved, mapping, max_k, query_id)
+        row = len(query_ids)
+        for group_id, grade in judged.items():
+            if grade.__class__ is not int:  # bool and float are refused too
+                if not isinstance(grade, (int, np.integer)) or isinstance(grade, bool):
+                    raise MetricInputError(f"a grade is a whole number (0, 1, 2), not {grade!r}",
+                                           field=f"qrels[{query_id!r}][{group_id!r}]")
+                grade = int(grade)
+            if grade < 1:
+                continue
+            if grade > MAX_GRADE:
+                raise MetricInputError(f"grade {grade} is above {MAX_GRADE}",
+                                       field=f"qrels[{query_id!r}][{group_id!r}]")
+            relevant_rows.append(row)
+            relevant_grades.append(grade)
+            try:
+                rank = top.index(group_id)
+            except ValueError:
+                continue
+            hit_rows.append(row)
+            hit_ranks.append(rank)
+            hit_grades.append(grade)
+        if relevant_rows and relevant_rows[-1] == row:
+            query_ids.append(query_id)
+            returned.append(len(top))
+    n = len(query_ids)
+    gains = np.zeros((n, max_k), dtype=np.int8)
+    gains[hit_rows, hit_ranks] = hit_grades
+    rows = np.asarray(relevant_rows, dtype=np.int64)
+    grades = np.asarray(relevant_grades, dtype=np.int8)
+    return RankedGrades(query_ids=query_ids, gains=gains, ideal_gains=_ideal_gains(rows, grades, n, max_k),
+                        n_relevant=np.bincount(rows, minlength=n).astype(np.int64),
+                        n_returned=np.asarray(returned, dtype=np.int64))
+
+
+def _distinct_top(retrieved: Sequence[str], mapping: Mapping[str, str] | None, max_k: int,
+                  query_id: str) -> Sequence[str]:
+    """Return the first `max_k` distinct groups of `retrieved`, in rank order."""
+    if mapping is not None and not isinstance(mapping, Mapping):
+        raise MetricInputError(f"expected {{retrieved id: group id}}, got {type(mapping).__name__}",
+                               field=f"groups[{query_id!r}]")
+    # Most runs hold no duplicate among their first max_k: then those are S_max_k as they stand,
+    # and the (long) rest of the list is never looked at.
+    try:
+        head = retrieved[:max_k]
+        if mapping:
+            head = list(map(mapping.get, head, head))
+        if len(set(head)) == len(head):
+            return head
+        every = list(map(mapping.get, retrieved, retrieved)) if mapping else retrieved
+        return list(dict.fromkeys(every))[:max_k]
+    except TypeError:
+        raise MetricInputError("retrieved ids must be strings", field=f"run[{query_id!r}]") from None
+
+
+def _ideal_gains(rows: np.ndarray, grades: np.ndarray, n: int, max_k: int) -> np.ndarray:
+    """Return (n, max_k) int8: each row's grades sorted best first, cut at max_k, padded with 0."""
+    ideal = np.zeros((n, max_k), dtype=np.int8)
+    order = np.lexsort((-grades.astype(np.int16), rows))  # by row, then best grade first
+    rows, grades = rows[order], grades[order]
+    ranks = np.arange(len(rows)) - np.searchsorted(rows, rows, side="left")
+    keep = ranks < max_k
+    ideal[rows[keep], ranks[keep]] = grades[keep]
+    return ideal
+
+
+def check_cutoff(gains: np.ndarray, k: int) -> None:
+    """Raise MetricInputError unless 1 <= k <= the number of ranks `gains` holds."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= gains.shape[1]:
+        raise MetricInputError(f"must be a whole number from 1 to {gains.shape[1]} (the prepared max_k), "
+                               f"not {k!r}", field="k")

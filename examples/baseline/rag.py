@@ -1,0 +1,70 @@
+"""A baseline RAG system to run evalrun against: BM25 retrieval (bm25s, jieba for Chinese) over a
+curate KB snapshot, and an answer from an OpenAI-compatible endpoint when one is configured,
+else the first sentence of the top chunk (an extractive baseline).
+
+    evalrun run --dataset handbook@v2 --target examples.baseline.rag:answer
+
+Settings from the environment: CURATE_WORKSPACE (the workspace), BASELINE_KB (KB name or
+snapshot; default: the workspace's default KB), BASELINE_CANDIDATES (20), BASELINE_CONTEXT (3),
+and for generation BASELINE_LLM_BASE_URL, BASELINE_LLM_MODEL, BASELINE_LLM_API_KEY_ENV.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+
+from curate.chunking import sentence_spans
+from curate.index.kb_index import KBIndex
+from curate.workspace import find_workspace
+
+REFUSAL = "I cannot find this in the knowledge base."
+
+
+@lru_cache(maxsize=1)
+def _index() -> KBIndex:
+    workspace = find_workspace(explicit=os.environ.get("CURATE_WORKSPACE"))
+    return KBIndex.open(workspace, os.environ.get("BASELINE_KB"))
+
+
+def _generate(question: str, passages: list[str]) -> tuple[str, dict]:
+    """Return an answer and its token usage: from the endpoint if configured, else extractive."""
+    base_url = os.environ.get("BASELINE_LLM_BASE_URL")
+    if not base_url:
+        if not passages:
+            return REFUSAL, {}
+        first = sentence_spans(passages[0])
+        return (passages[0][first[0][0]:first[0][1]] if first else passages[0][:200]), {}
+    import openai
+    key_env = os.environ.get("BASELINE_LLM_API_KEY_ENV")
+    client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(key_env, "none") if key_env else "none")
+    context = "\n\n".join(f"[{n}] {p}" for n, p in enumerate(passages, start=1))
+    response = client.chat.completions.create(
+        model=os.environ.get("BASELINE_LLM_MODEL", "model"), temperature=0, max_tokens=300,
+        messages=[{"role": "system", "content": f"Answer from the passages only. If they do not say, reply: {REFUSAL}"},
+                  {"role": "user", "content": f"{context}\n\nQuestion: {question}"}])
+    usage = response.usage
+    return response.choices[0].message.content or "", {
+        "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+        "completion_tokens": getattr(usage, "completion_tokens", 0) or 0}
+
+
+def answer(question: str) -> dict:
+    """Return the trace of answering one question."""
+    index = _index()
+    started = time.perf_counter()
+    positions, scores = index.bm25.search([question], k=int(os.environ.get("BASELINE_CANDIDATES", 20)))
+    candidates = [{"chunk_id": index.chunks[p].chunk_id, "score": float(s)}
+                  for p, s in zip(positions[0], scores[0]) if s > 0]
+    retrieved = time.perf_counter()
+    context = candidates[: int(os.environ.get("BASELINE_CONTEXT", 3))]
+    passages = [index.chunks[index.position[c["chunk_id"]]].text for c in context]
+    text, usage = _generate(question, passages)
+    done = time.perf_counter()
+    refused = text.strip() == REFUSAL
+    return {"candidates": candidates, "context": context, "answer": None if refused else text, "refused": refused,
+            "citations": [c["chunk_id"] for c in context[:1]] if not refused else [],
+            "latency_ms": {"retrieval": (retrieved - started) * 1000, "generation": (done - retrieved) * 1000,
+                           "total": (done - started) * 1000},
+            "usage": usage}

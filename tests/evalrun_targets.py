@@ -1,0 +1,38 @@
+"""Systems under test for the evalrun tests; the test fills GOLD with question -> evidence chunks."""
+
+import time
+
+GOLD: dict[str, list[str]] = {}
+DISTRACTOR = "upgrade.en.md#0"
+CALLS: list[str] = []
+
+
+def perfect(question: str) -> dict:
+    CALLS.append(question)
+    gold = GOLD.get(question, [])
+    return {"candidates": [DISTRACTOR] + gold, "context": gold, "answer": "an answer" if gold else None,
+            "refused": not gold, "latency_ms": {"retrieval": 5.0, "generation": 20.0, "total": 25.0},
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+
+
+def cut(question: str) -> dict:
+    gold = GOLD.get(question, [])
+    return {"candidates": gold + [DISTRACTOR], "context": [DISTRACTOR], "answer": "something"}
+
+
+def troubled(question: str) -> dict:
+    if "LG-4031" in question:
+        raise RuntimeError("index offline")
+    if "3.2" in question:
+        return ["not", "a", "dict"]
+    if "默认" in question:
+        return {"candidates": "not-a-list-of-chunks", "context": []}
+    if "Who can" in question:
+        return {"candidates": ["no-such-chunk"], "context": ["no-such-chunk"], "answer": "x"}
+    if "SAML" in question:
+        time.sleep(2)
+    return perfect(question)
+
+
+def generate(question: str, context: list[dict]) -> dict:
+    return {"context": context, "answer": "from the evidence", "candidates": context}
