@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/leakage.py
 	$(BIN)/python benchmarks/consistency.py
 	$(BIN)/python benchmarks/argilla_push.py
+	$(BIN)/python benchmarks/retrieval_metrics.py
 
 clean:
 	rm -rf $(VENV) demo-workspace
