@@ -44,6 +44,7 @@ from curate.annotate.sync import BATCH, load_state, pull, push
 from curate.dataset import DatasetStore
 from curate.dataset_import import import_items
 from curate.workspace import init_workspace
+from common import save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "argilla_push.json"
@@ -265,17 +266,6 @@ def print_table(rows: list[dict]) -> None:
     print("requests per step:")
     for r in rows:
         print(f"  {r['step']}: {endpoints(r)}")
-
-
-def save_json(path: Path, obj: dict) -> None:
-    """Write `obj` as JSON atomically: a temp file beside `path`, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def free_port() -> int:

@@ -26,6 +26,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from curate.kb import chunk_documents, content_sha256, sha256_text
 from curate.schema import ChunkerSettings, Document
+from common import print_table, save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "ingest.json"
@@ -146,7 +147,7 @@ def cell(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def print_table(rows: list[dict]) -> None:
+def print_rows(rows: list[dict]) -> None:
     """Print the rows as a plain-text table."""
     header = ("corpus", "tool", "docs", "chunks", "build s", "chunk+hash s", "docs/s c+h", "chunks/s",
               "ingest docs/s", "offsets ok", f">= {TARGET_DOCS_PER_S}/s")
@@ -155,22 +156,7 @@ def print_table(rows: list[dict]) -> None:
         cell(r["chunk_hash_s"], ".3f"), cell(r["chunk_hash_docs_per_s"], ",.0f"), cell(r["chunks_per_s"], ",.0f"),
         cell(r["ingest_docs_per_s"], ",.0f"), f"{r['offsets_checked'] - r['offset_mismatches']:,}/"
         f"{r['offsets_checked']:,}", {None: "-", True: "PASS", False: "FAIL"}[r["meets_target"]]) for r in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for index, line in enumerate(lines):
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
-        if index == 0:
-            print("  ".join("-" * w for w in widths))
-
-
-def save_json(path: Path, obj: dict) -> None:
-    """Write `obj` as JSON atomically: a temp file beside `path`, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    print_table(lines[0], lines[1:], left=2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                                               separators=SEPARATORS)
     print(f"data: {data}  cpus: {os.cpu_count()}  python {sys.version.split()[0]}  best of {REPEATS}, one process")
     rows = [r for corpus, records in corpora.items() for r in measure(corpus, records, splitter)]
-    print_table(rows)
+    print_rows(rows)
     met = all(r["meets_target"] for r in rows if r["meets_target"] is not None)
     print(f"target: ingest (build + chunk + hash) >= {TARGET_DOCS_PER_S:,} documents/s on every curate row, "
           f"{TARGET_CORES} cores: {'MET' if met else 'NOT MET'}"

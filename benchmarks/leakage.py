@@ -21,7 +21,6 @@ chunks. Not timed: building the benchmark, writing the snapshot.
 
 import argparse
 import gc
-import json
 import os
 import platform
 import random
@@ -46,6 +45,7 @@ from curate.similarity import containment
 from curate.textnorm import fold
 from curate.workspace import init_workspace
 from leakage_data import DEFAULT_DATA, FILES, KINDS, REPO, build, eval_items, find_data, load_paragraphs
+from common import print_table, save_json
 
 RESULTS = REPO / "benchmarks" / "results" / "leakage.json"
 SEED = 20240611
@@ -122,27 +122,6 @@ def all_pairs(questions: list[str], chunks: list[str]) -> tuple[float, np.ndarra
 def cell(value, spec: str = "") -> str:
     """Return `value` formatted by `spec`, or "-" for None."""
     return "-" if value is None else format(value, spec)
-
-
-def print_table(header: tuple, rows: list[tuple]) -> None:
-    """Print `rows` under `header` as aligned columns (first left, the rest right)."""
-    lines = [header] + [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for index, line in enumerate(lines):
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
-        if index == 0:
-            print("  ".join("-" * w for w in widths))
-
-
-def save_json(path: Path, obj: dict) -> None:
-    """Write `obj` as JSON atomically: a temp file beside `path`, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def run(data: Path, workdir: Path, sample: int) -> dict:

@@ -39,6 +39,7 @@ import numpy as np
 import ranx
 
 from evalrun.metrics import metric_arrays, prepare, retrieval_metrics
+from common import print_table, save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "retrieval_metrics.json"
@@ -156,7 +157,7 @@ def synthetic_section(items: int, candidates: int, seed: int, threads: int) -> d
     ]
     for r in rows:
         r["queries_per_s"] = items / r["seconds"]
-    print_table(rows)
+    print_rows(rows)
     worst = max(max(d.values()) for d in diffs.values())
     print(f"values: max |ours - reference| over {len(METRICS)} metrics x {items:,} queries: "
           + ", ".join(f"{label} {max(d.values()):.1e}" for label, d in diffs.items()))
@@ -223,26 +224,10 @@ def scifact_section(folder: Path, threads: int) -> dict:
             "means": means}
 
 
-def print_table(rows: list[dict]) -> None:
-    """Print the timing rows as a plain-text table."""
-    lines = [("tool", "path", "seconds", "queries/s")] + [
-        (r["tool"], r["path"], f"{r['seconds']:.3f}", f"{r['queries_per_s']:,.0f}") for r in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(4)]
-    for index, line in enumerate(lines):
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
-        if index == 0:
-            print("  ".join("-" * w for w in widths))
-
-
-def save_json(path: Path, obj: dict) -> None:
-    """Write `obj` as JSON atomically: a temp file beside `path`, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def print_rows(rows: list[dict]) -> None:
+    """Print the timing rows as a table."""
+    print_table(("tool", "path", "seconds", "queries/s"),
+                [(r["tool"], r["path"], f"{r['seconds']:.3f}", f"{r['queries_per_s']:,.0f}") for r in rows], left=2)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -153,3 +153,34 @@ def test_key_point_coverage_counts_points_whose_evidence_reached_the_context(han
     assert _scores(folder)["t-3"]["values"]["context/key_point_coverage"] == 2 / 2
     folder = run(handbook.workspace, ref="faq@v1", target="tests.evalrun_targets:cut", out=tmp_path / "cut")
     assert _scores(folder)["t-3"]["values"]["context/key_point_coverage"] == 0 / 2
+
+
+def test_http_target_and_its_garbage(released, tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if body["item_id"] == "t-2":
+                data = b"<html>oops</html>"
+            else:
+                data = json.dumps(targets.perfect(body["question"])).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        folder = run(released.workspace, ref="faq@v1", target=f"http://127.0.0.1:{server.server_address[1]}/rag",
+                     out=tmp_path / "run")
+    finally:
+        server.shutdown()
+    scores = _scores(folder)
+    assert scores["t-2"]["problems"][0].startswith("target raised ValueError: the target answered HTTP 200 with no JSON")
+    assert scores["t-1"]["values"]["candidates/recall@5"] == 1.0
