@@ -270,6 +270,28 @@ def _cache_settings_adapters() -> None:
         model.parsed_settings = property(lambda self, adapter=adapter: adapter.validate_python(self.settings))
 
 
+def _skip_record_events_without_webhooks() -> None:
+    """Returns None after making record events cost nothing while no webhook is enabled.
+
+    argilla-server 2.8 builds a webhook event for every record it upserts (reloading the dataset
+    and its relations, serialising the record) even with no webhook configured: half of a push.
+    """
+    from sqlalchemy import func, select
+
+    import argilla_server.bulk.records_bulk as records_bulk
+    import argilla_server.contexts.distribution as distribution
+    from argilla_server.models import Webhook
+
+    original = records_bulk.notify_record_event_v1
+
+    async def notify(db, record_event, record):
+        enabled = (await db.execute(select(func.count()).select_from(Webhook).where(Webhook.enabled))).scalar()
+        return await original(db, record_event, record) if enabled else []
+
+    records_bulk.notify_record_event_v1 = notify
+    distribution.notify_record_event_v1 = notify
+
+
 async def _ensure_owner(username: str, api_key: str | None, password: str | None) -> dict:
     """Returns {"created", "api_key", "password"} after creating the owner if missing (or updating its key)."""
     from argilla_server.contexts import accounts
@@ -376,6 +398,7 @@ def _bootstrap(data_dir: str, host: str, port: int, parent: int) -> int:
 
         search_engine.register()
         _cache_settings_adapters()
+        _skip_record_events_without_webhooks()
         from argilla_server.cli.database.migrate import migrate_db
 
         migrate_db(revision="head")

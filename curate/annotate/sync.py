@@ -29,7 +29,11 @@ BATCH = 256
 def connect(api_url: str | None = None):
     """Return an Argilla client: the URL from the flag or ARGILLA_API_URL, the key from ARGILLA_API_KEY
     (read here, never stored)."""
+    import logging
+
     import argilla as rg
+    # The SDK's notices ("workspace not found" before we create it, batch sizes) are not for our users.
+    logging.getLogger("argilla.sdk").setLevel(logging.ERROR)
     url = api_url or os.environ.get("ARGILLA_API_URL")
     key = os.environ.get("ARGILLA_API_KEY")
     if not url or not key:
@@ -119,7 +123,8 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
     records = [record(item, pools[item.id], texts, origin="curate") for item in chosen]
     for start in progress(range(0, len(records), BATCH), "pushing to Argilla", unit="batch",
                           total=(len(records) + BATCH - 1) // BATCH):
-        target.records.log(records[start:start + BATCH])
+        batch = records[start:start + BATCH]
+        target.records.log(batch, batch_size=len(batch))
     pushed_at = now()
     for item in chosen:
         state["items"][item.id] = {"slots": [c.chunk_id for c in pools[item.id]], "digest": annotation_digest(item),
