@@ -23,6 +23,8 @@ from .trace import Trace, trace_from
 
 LAYERS = ("candidates", "context")
 RETRIEVAL = ("hit_rate", "recall", "precision", "mrr", "ndcg")
+GENERATION = ("generation/correctness", "generation/completeness", "generation/key_points_contradicted",
+              "generation/faithfulness", "generation/hallucination_rate", "generation/answer_relevance")
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split")
 
 
@@ -65,7 +67,10 @@ def score_run(workspace: Workspace, folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     release_manifest, items = load_release(Releases(workspace, manifest["dataset"]).path(manifest["version"]))
     ks = tuple(manifest["settings"]["k"])
-    known = {c.chunk_id: c.doc_id for c in SnapshotStore(workspace).chunks(manifest["kb_snapshot"])}
+    snapshot_chunks = SnapshotStore(workspace).chunks(manifest["kb_snapshot"])
+    known = {c.chunk_id: c.doc_id for c in snapshot_chunks}
+    chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
+    evidence_in_context: set[str] = set()
     excluded = set(manifest["leakage_gate"].get("excluded_docs") or [])
     records = read_traces(folder / TRACES)
     rows, traces = [], {}
@@ -107,6 +112,8 @@ def score_run(workspace: Workspace, folder: Path) -> dict:
                 if has_context:
                     runs["context"][item.id] = layers["context"]
                 found = {layer: {chunk_group[c] for c in ids if c in chunk_group} for layer, ids in layers.items()}
+                if has_context and not set(grades) - found["context"]:
+                    evidence_in_context.add(item.id)
                 if set(grades) - found["candidates"]:
                     row["attribution"].append("retrieval_miss")
                 elif has_context and set(grades) - found["context"]:
@@ -146,10 +153,58 @@ def score_run(workspace: Workspace, folder: Path) -> dict:
                 for k in ks:
                     for metric in RETRIEVAL:
                         by_id[item_id]["unscored"][f"context/{metric}@{k}"] = "a TREC run has no final context"
+    judge_record = _score_generation(workspace, rows, items, traces, records, chunk_texts, evidence_in_context)
     summary = summarize(rows, items, traces, manifest, ks, problems)
+    summary["judge"] = judge_record
+    summary["layers"]["generation"] = judge_record["status"]
     atomic_write_bytes(folder / "scores.jsonl", jsonl_bytes(rows))
     atomic_write_json(folder / "summary.json", summary)
     return summary
+
+
+def _judge_unreachable(config) -> str | None:
+    """Return why the judge endpoint cannot be reached, or None when it answers at all."""
+    import httpx
+    try:
+        httpx.get(config.base_url.rstrip("/") + "/models", timeout=3.0)
+        return None
+    except httpx.HTTPError as exc:
+        return f"judge endpoint {config.base_url} not reachable ({type(exc).__name__})"
+
+
+def _score_generation(workspace: Workspace, rows: list[dict], items: list[EvalItem], traces: dict[str, Trace],
+                      records: dict, chunk_texts: dict[str, str], evidence_in_context: set[str]) -> dict:
+    """Score the generation layer through the judge into `rows`; return what the judge did (or why not)."""
+    from curate.judge.client import Judge
+    from curate.judge.config import resolve
+
+    from .generation import score_generation, versions
+    answered = {i: t for i, t in traces.items() if not records[i]["trace"].get("trec")}
+    try:
+        config = resolve(workspace)
+        reason = _judge_unreachable(config)
+    except InputError as exc:
+        config, reason = None, str(exc)
+    by_id = {row["item_id"]: row for row in rows}
+    if reason is not None:
+        for item in items:
+            trace = answered.get(item.id)
+            if item.answerable and trace is not None and not trace.error and not _refused(trace):
+                for name in GENERATION:
+                    by_id[item.id]["unscored"][name] = reason
+        return {"status": f"unscored: {reason}", "prompt_versions": versions()}
+    judge = Judge(config, workspace.root / "cache" / "judge")
+    scored = score_generation({i.id: i for i in items}, answered, chunk_texts, judge, evidence_in_context)
+    for item_id, result in scored.items():
+        row = by_id[item_id]
+        row["values"].update(result["values"])
+        row["unscored"].update(result["unscored"])
+        row["attribution"].extend(result["attribution"])
+        row["generation"] = result["details"]
+    stats = judge.stats
+    return {"status": "scored", "config": config.public(), "prompt_versions": versions(),
+            "requests": stats.requests, "cache_hits": stats.cache_hits, "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens, "cost": stats.cost, "unscored": dict(stats.unscored)}
 
 
 def summarize(rows: list[dict], items: list[EvalItem], traces: dict[str, Trace], manifest: dict,
@@ -190,5 +245,5 @@ def summarize(rows: list[dict], items: list[EvalItem], traces: dict[str, Trace],
         "end_to_end": {"latency_ms": {stage: _percentiles(v) for stage, v in sorted(stages.items())},
                        "system_tokens": dict(tokens), "system_cost": round(cost, 6) if cost else None},
         "attribution": dict(Counter(a for row in rows for a in row["attribution"])),
-        "layers": {"retrieval": "scored", "generation": "not scored by this version of evalrun"},
+        "layers": {"retrieval": "scored", "generation": None},
     }

@@ -42,7 +42,7 @@ def print_summary(folder: Path) -> None:
     out.print(table("retrieval (answerable items)", ("metric", "candidates", "95% CI", "n", "context", "95% CI", "n",
                                                      "lost"), rows))
     others = [(name, *_fmt(v)) for name, v in overall.items()
-              if name.startswith("unanswerable/") or name in ("success", "context/key_point_coverage")]
+              if name.startswith(("unanswerable/", "generation/")) or name in ("success", "context/key_point_coverage")]
     out.print(table("other measures", ("metric", "mean", "95% CI", "n"), others))
     latency = summary["end_to_end"]["latency_ms"]
     if latency:
@@ -50,6 +50,10 @@ def print_summary(folder: Path) -> None:
                         [(stage, v["n"], v["p50"], v["p95"], v["max"]) for stage, v in latency.items() if v]))
     e2e = summary["end_to_end"]
     out.print(f"system tokens: {e2e['system_tokens']}; system cost: {e2e['system_cost']}")
+    judge = summary.get("judge") or {}
+    if judge.get("status") == "scored":
+        out.print(f"judge (apart from the system): {judge['requests']} requests, {judge['cache_hits']} from cache, "
+                  f"{judge['prompt_tokens']}+{judge['completion_tokens']} tokens, cost {judge['cost']}")
     attribution = summary["attribution"]
     out.print(table("failure attribution", ("attribution", "items"), sorted(attribution.items())) if attribution
               else "failure attribution: none")

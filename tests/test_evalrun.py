@@ -184,3 +184,30 @@ def test_http_target_and_its_garbage(released, tmp_path):
     scores = _scores(folder)
     assert scores["t-2"]["problems"][0].startswith("target raised ValueError: the target answered HTTP 200 with no JSON")
     assert scores["t-1"]["values"]["candidates/recall@5"] == 1.0
+
+
+def test_generation_is_judged_when_a_judge_answers_and_unscored_with_the_reason_when_not(released, tmp_path,
+                                                                                        monkeypatch):
+    from .servers import ScriptedServer
+    from .test_generation import _reply
+
+    store = DatasetStore(released.workspace)
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")    # nothing listens there
+    folder = run(released.workspace, ref="faq@v1", target="tests.evalrun_targets:perfect", out=tmp_path / "off")
+    summary = _summary(folder)
+    assert summary["layers"]["generation"].startswith("unscored: judge endpoint http://127.0.0.1:9/v1 not reachable")
+    faithfulness = summary["metrics"]["all"]["generation/faithfulness"]
+    assert faithfulness["n"] == 0 and sum(faithfulness["unscored"].values()) == 4   # the 4 answered items
+    assert summary["metrics"]["all"]["candidates/recall@5"]["mean"] == 1.0         # retrieval still complete
+
+    server = ScriptedServer(_reply)
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", server.base_url)
+    try:
+        folder = run(released.workspace, ref="faq@v1", target="tests.evalrun_targets:perfect", out=tmp_path / "on")
+    finally:
+        server.close()
+    summary = _summary(folder)
+    assert summary["layers"]["generation"] == "scored" and summary["judge"]["requests"] == server.requests > 0
+    assert summary["metrics"]["all"]["generation/answer_relevance"]["n"] == 4
+    assert "generation/correctness" in summary["metrics"]["all"]
+    assert len(store.items("faq")) == 5
