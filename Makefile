@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/consistency.py
 	$(BIN)/python benchmarks/argilla_push.py
 	$(BIN)/python benchmarks/retrieval_metrics.py
+	$(BIN)/python benchmarks/evalrun_overhead.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

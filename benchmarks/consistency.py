@@ -153,7 +153,7 @@ def build_defects(ws, source: list[dict], claims: dict, counts: dict, rng: rando
             item.reference_answer = "Yes. " + claims[item.id]
             item.key_points = [KeyPoint(text=claims[item.id], evidence_ids=[item.evidence[0].evidence_id])]
     originals = {i.id: i.model_copy(deep=True) for i in items}
-    truth, gold, kept = {}, {}, []
+    truth, gold = {}, {}
     for language, n in counts.items():
         answerable = [i for i in items if i.language == language and i.answerable and i.key_points and i.evidence]
         rng.shuffle(answerable)

@@ -327,7 +327,7 @@ def report(r: dict) -> None:
          "PASS" if m["speedup"] else "FAIL"),
         (f"naive partial_ratio >= {NAIVE_MIN}: clean q vs own evidence sentence",
          f"{naive['clean_vs_own_evidence_sentence']:,} of {naive['clean_items']:,}", "", ""),
-        (f"  same, texts not folded", f"{naive['clean_vs_own_evidence_sentence_unfolded']:,} of {naive['clean_items']:,}",
+        ("  same, texts not folded", f"{naive['clean_vs_own_evidence_sentence_unfolded']:,} of {naive['clean_items']:,}",
          "", ""),
         (f"naive partial_ratio >= {NAIVE_MIN}: clean q vs own paragraph",
          f"{naive['clean_vs_own_paragraph_chunk']:,} of {naive['clean_items']:,}", "", ""),

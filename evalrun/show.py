@@ -9,10 +9,14 @@ from curate.display import console, table
 
 
 def _fmt(summary: dict | None) -> tuple:
-    if not summary or summary["mean"] is None:
+    if not summary:
         return ("", "", "")
+    if summary["mean"] is None:
+        return ("unscored", "", f"0 (+{sum(summary['unscored'].values())} unscored)")
     ci = summary["ci95"]
-    return (f"{summary['mean']:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "", summary["n"])
+    unscored = sum(summary["unscored"].values())
+    return (f"{summary['mean']:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "",
+            f"{summary['n']}" + (f" (+{unscored} unscored)" if unscored else ""))
 
 
 def print_summary(folder: Path) -> None:
