@@ -66,9 +66,11 @@ WORKSPACE = click.option("--workspace", "-w", type=click.Path(file_okay=False, p
 @click.option("--oracle-context", is_flag=True, help="Diagnostic: give target.generate(question, context) the "
               "verified evidence as context.")
 @click.option("--allow-unchecked", is_flag=True, help="Run although the leakage check is missing or failed.")
+@click.option("--price-input", type=float, help="USD per million prompt tokens of the system (when traces give no cost).")
+@click.option("--price-output", type=float, help="USD per million completion tokens of the system.")
 @WORKSPACE
 def run(ref, target, traces, out, resume, ks, concurrency, timeout, precision_denominator, oracle_context,
-        allow_unchecked, workspace) -> None:
+        allow_unchecked, price_input, price_output, workspace) -> None:
     """Run a RAG system over a release and score every layer apart."""
     from .runner import RunSettings
     from .runner import run as run_release
@@ -80,7 +82,8 @@ def run(ref, target, traces, out, resume, ks, concurrency, timeout, precision_de
         click.echo(f"error: --k {ks!r}: give positive whole numbers, e.g. 1,3,5,10", err=True)
         sys.exit(2)
     settings = RunSettings(ks=cutoffs, concurrency=concurrency, timeout=timeout, oracle_context=oracle_context,
-                           allow_unchecked=allow_unchecked, precision_denominator=precision_denominator)
+                           allow_unchecked=allow_unchecked, precision_denominator=precision_denominator,
+                           price_input=price_input, price_output=price_output)
     try:
         folder = run_release(_workspace(workspace), ref=ref, target=target, traces=traces, out=out, resume=resume,
                              settings=settings)

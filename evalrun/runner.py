@@ -37,6 +37,9 @@ class RunSettings:
     oracle_context: bool = False
     allow_unchecked: bool = False
     precision_denominator: str = "k"
+    # USD per million tokens for the system's own usage, when its traces report no cost
+    price_input: float | None = None
+    price_output: float | None = None
 
 
 def read_traces(path: Path) -> dict[str, dict]:
@@ -102,11 +105,20 @@ def _manifest(workspace: Workspace, ref: str, manifest, description: str, settin
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
+    from curate.judge.config import resolve
+
+    from .generation import versions as prompt_versions
+    try:
+        judge = resolve(workspace).public()
+    except CurateError as exc:
+        judge = {"unavailable": str(exc)}
     return {"dataset": manifest.name, "version": manifest.version, "content_sha256": manifest.content_sha256,
+            "judge": judge, "prompt_versions": prompt_versions(),
             "ref": ref, "kb_snapshot": kb_snapshot, "target": description,
             "diagnostic": settings.oracle_context, "settings": {
                 "k": list(settings.ks), "concurrency": settings.concurrency, "timeout": settings.timeout,
-                "precision_denominator": settings.precision_denominator},
+                "precision_denominator": settings.precision_denominator,
+                "price_per_million_tokens": {"input": settings.price_input, "output": settings.price_output}},
             "leakage_gate": gate, "packages": versions, "started_at": now()}
 
 

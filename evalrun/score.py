@@ -228,12 +228,16 @@ def summarize(rows: list[dict], items: list[EvalItem], traces: dict[str, Trace],
     stages: dict[str, list[float]] = {}
     tokens = Counter()
     cost = 0.0
+    prices = manifest["settings"].get("price_per_million_tokens") or {}
     for trace in traces.values():
         for stage, ms in trace.latency_ms.items():
             stages.setdefault(stage, []).append(ms)
         tokens["prompt_tokens"] += trace.usage.prompt_tokens
         tokens["completion_tokens"] += trace.usage.completion_tokens
-        cost += trace.usage.cost or 0.0
+        if trace.usage.cost is not None:
+            cost += trace.usage.cost
+        elif prices.get("input") is not None and prices.get("output") is not None:
+            cost += (trace.usage.prompt_tokens * prices["input"] + trace.usage.completion_tokens * prices["output"]) / 1e6
     unscored_items = sorted({row["item_id"] for row in rows if row["unscored"]})
     return {
         "run": {k: manifest[k] for k in ("dataset", "version", "content_sha256", "kb_snapshot", "target", "diagnostic")},

@@ -50,6 +50,11 @@ def test_a_perfect_system_scores_full_marks_on_both_layers(released, tmp_path):
     assert "qtype=unanswerable" in summary["metrics"] and summary["metrics"]["all"]["success"]["mean"] == 1.0
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["leakage_gate"]["status"] == "clean" and manifest["settings"]["k"] == [1, 3, 5, 10]
+    assert manifest["judge"]["model"] == "judge" and "gen_key_point/en" in manifest["prompt_versions"]
+    assert summary["end_to_end"]["system_cost"] is None                 # no cost reported, no price given
+    priced = run(released.workspace, ref="faq@v1", target="tests.evalrun_targets:perfect", out=tmp_path / "priced",
+                 settings=RunSettings(price_input=1.0, price_output=4.0))
+    assert _summary(priced)["end_to_end"]["system_cost"] == pytest.approx((500 * 1.0 + 50 * 4.0) / 1e6)
 
 
 def test_context_cut_and_false_answer_are_attributed(released, tmp_path):
