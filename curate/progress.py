@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from typing import TypeVar
 
 from rich.console import Console
@@ -12,8 +12,10 @@ T = TypeVar("T")
 _stderr = Console(stderr=True)
 
 
-def progress(items: Iterable[T], description: str, unit: str = "item", total: int | None = None) -> Iterator[T]:
-    """Yield `items`, drawing a progress bar on a terminal when there are enough of them to wait for."""
+def progress(items: Iterable[T], description: str, unit: str = "item", total: int | None = None,
+             status: Callable[[], str] | None = None) -> Iterator[T]:
+    """Yield `items`, drawing a progress bar on a terminal when there are enough of them to wait for;
+    `status()`, if given, is shown after the description and refreshed at every step (e.g. errors)."""
     if total is None and isinstance(items, Sized):
         total = len(items)
     if not _stderr.is_terminal or (total is not None and total < 200):
@@ -26,3 +28,5 @@ def progress(items: Iterable[T], description: str, unit: str = "item", total: in
         for item in items:
             yield item
             bar.advance(task)
+            if status is not None:
+                bar.update(task, description=f"{description} ({status()})")

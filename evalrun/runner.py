@@ -163,8 +163,12 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
         with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as workers, \
                 ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as calls:
             futures = [workers.submit(_call, call, item, settings, calls) for item in todo]
-            for future in progress(futures, "running the target", unit="item", total=len(futures)):
-                log.append(future.result())
+            failed = [0]
+            for future in progress(futures, "running the target", unit="item", total=len(futures),
+                                   status=lambda: f"{failed[0]} errors"):
+                record = future.result()
+                failed[0] += "error" in record
+                log.append(record)
     from .score import score_run
     score_run(workspace, folder)
     return folder
