@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from curate.judge.client import Judge, Verdict
-from curate.judge.prompts import REPAIR_EN, REPAIR_ZH, Prompt
+from curate.judge.prompts import Prompt, pick, prompt_set, versions_of
 from curate.schema import EvalItem
 
 from .claims import Claim, split_claims, strip_markers
@@ -112,21 +112,17 @@ _ZH = {
         '按 JSON 输出：{{"verdict": "supports" 或 "does_not_support", "reason": "一句话理由"}}', CitationSupports),
 }
 
-PROMPTS: dict[tuple[str, str], Prompt] = {
-    (name, language): Prompt(name, language, system, template, schema, repair)
-    for language, table, system, repair in (("en", _EN, SYSTEM_EN, REPAIR_EN), ("zh", _ZH, SYSTEM_ZH, REPAIR_ZH))
-    for name, (template, schema) in table.items()
-}
+PROMPTS = prompt_set({"en": _EN, "zh": _ZH}, {"en": SYSTEM_EN, "zh": SYSTEM_ZH})
 
 
 def prompt(name: str, language: str) -> Prompt:
     """Return a generation prompt in the item's language (English for any language but Chinese)."""
-    return PROMPTS[(name, "zh" if language == "zh" else "en")]
+    return pick(PROMPTS, name, language)
 
 
 def versions() -> dict[str, str]:
     """Return every generation prompt's version, by 'name/language' (for the run manifest)."""
-    return {f"{p.name}/{p.language}": p.version for p in PROMPTS.values()}
+    return versions_of(PROMPTS)
 
 
 class _Ids:

@@ -108,18 +108,32 @@ _ZH = {
         '"reason": "一句话理由"}}', UnanswerableCheck),
 }
 
-PROMPTS: dict[tuple[str, str], Prompt] = {
-    (name, language): Prompt(name, language, system, template, schema, repair)
-    for language, table, system, repair in (("en", _EN, SYSTEM_EN, REPAIR_EN), ("zh", _ZH, SYSTEM_ZH, REPAIR_ZH))
-    for name, (template, schema) in table.items()
-}
+def prompt_set(tables: dict[str, dict], systems: dict[str, str]) -> dict[tuple[str, str], Prompt]:
+    """Return {(name, language): Prompt} from {language: {name: (template, schema)}} and a system text
+    per language ("en", "zh")."""
+    repairs = {"en": REPAIR_EN, "zh": REPAIR_ZH}
+    return {(name, language): Prompt(name, language, systems[language], template, schema, repairs[language])
+            for language, table in tables.items() for name, (template, schema) in table.items()}
+
+
+def pick(prompts: dict[tuple[str, str], Prompt], name: str, language: str) -> Prompt:
+    """Return the prompt `name` in the item's language (English for any language but Chinese)."""
+    return prompts[(name, "zh" if language == "zh" else "en")]
+
+
+def versions_of(prompts: dict[tuple[str, str], Prompt]) -> dict[str, str]:
+    """Return every prompt's version, by 'name/language'."""
+    return {f"{p.name}/{p.language}": p.version for p in prompts.values()}
+
+
+PROMPTS = prompt_set({"en": _EN, "zh": _ZH}, {"en": SYSTEM_EN, "zh": SYSTEM_ZH})
 
 
 def prompt(name: str, language: str) -> Prompt:
-    """Return the prompt `name` in the item's language (English for any language but Chinese)."""
-    return PROMPTS[(name, "zh" if language == "zh" else "en")]
+    """Return the consistency prompt `name` in the item's language."""
+    return pick(PROMPTS, name, language)
 
 
 def versions() -> dict[str, str]:
-    """Return every prompt's version, by 'name/language'."""
-    return {f"{p.name}/{p.language}": p.version for p in PROMPTS.values()}
+    """Return every consistency prompt's version, by 'name/language'."""
+    return versions_of(PROMPTS)
