@@ -21,7 +21,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import random
 import re
 import shutil
@@ -38,13 +37,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
+from common import machine, save_json
 
 from curate.annotate.server import start_server
 from curate.annotate.sync import BATCH, load_state, pull, push
 from curate.dataset import DatasetStore
 from curate.dataset_import import import_items
 from curate.workspace import init_workspace
-from common import save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "argilla_push.json"
@@ -404,9 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     import argilla
     save_json(RESULTS, {
         "benchmark": "argilla_push", "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-                    "python": platform.python_version(), "implementation": platform.python_implementation(),
-                    "argilla": argilla.__version__, "httpx": httpx.__version__},
+        "machine": machine(argilla=argilla.__version__, httpx=httpx.__version__),
         "data": str(source.relative_to(REPO.parent) if source.is_relative_to(REPO.parent) else source),
         "counts": {"items": args.items, "pool_k": args.pool_k, "annotators": ANNOTATORS, "threads": THREADS,
                    "sdk_batch": BATCH, "disagree_every": DISAGREE_EVERY},

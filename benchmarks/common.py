@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,3 +21,9 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[object]], left: i
         print("  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
         if index == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def machine(**extra: object) -> dict:
+    """Return what the results say about the machine they were measured on, plus `extra`."""
+    return {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
+            "python": platform.python_version(), "implementation": platform.python_implementation(), **extra}

@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
@@ -33,11 +32,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # for tests/servers.py
 
+from common import machine, save_json  # noqa: E402
+
 from curate.checks.consistency import check_consistency, plan  # noqa: E402
 from curate.dataset import DatasetStore  # noqa: E402
 from curate.dataset_import import import_items  # noqa: E402
 from curate.errors import InputError  # noqa: E402
-from curate.fileio import atomic_write_json  # noqa: E402
 from curate.judge.config import JudgeConfig, resolve  # noqa: E402
 from curate.judge.prompts import versions  # noqa: E402
 from curate.schema import KeyPoint  # noqa: E402
@@ -418,8 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"data: {data}  cpus: {os.cpu_count()}  load average {load[0]:.1f}  python {sys.version.split()[0]}")
     results = {"benchmark": "consistency", "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-               "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-                           "python": platform.python_version(), "load_average_at_start": load},
+               "machine": machine(load_average_at_start=load),
                "data": str(data), "seed": SEED, "parts": args.part,
                "settings": {"items_per_kind": args.items, "repeat": args.repeat, "concurrency": args.concurrency,
                             "llama": args.llama, "speed": SPEED},
@@ -435,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["targets"] = {"speed_cold_s_max": SPEED["cold_s_max"], "speed_warm_requests": SPEED["warm_requests_max"],
                           "met": results.get("runner_overhead", {}).get("met")}
-    atomic_write_json(RESULTS, results)  # a temporary file beside it, then os.replace
+    save_json(RESULTS, results)  # a temporary file beside it, then os.replace
     print(f"wrote {RESULTS.relative_to(REPO)}")
     return 0
 

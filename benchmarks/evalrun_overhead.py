@@ -9,7 +9,6 @@ check has its own benchmark); the judge is pointed at a closed port, so generati
 
 import argparse
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -19,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import print_table, save_json  # noqa: E402
+from common import machine, print_table, save_json  # noqa: E402
 
 from curate.dataset import DatasetStore  # noqa: E402
 from curate.kb import SnapshotStore, chunk_documents, sha256_text  # noqa: E402
@@ -86,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
              "PASS" if seconds <= TARGET_S * args.items / 10_000 else "FAIL")]
     print_table(("step", "seconds", f"<= {TARGET_S:g} s per 10,000"), rows)
     save_json(RESULTS, {"benchmark": "evalrun_overhead", "date": datetime.now(timezone.utc).isoformat(),
-                        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+                        "machine": machine(),
                         "items": args.items, "build_s": round(built, 3), "run_s": round(seconds, 3),
                         "target_s_per_10000": TARGET_S, "met": seconds <= TARGET_S * args.items / 10_000})
     print(f"wrote {RESULTS}")

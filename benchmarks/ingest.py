@@ -16,17 +16,16 @@ import gc
 import hashlib
 import json
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from common import machine, print_table, save_json
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from curate.kb import chunk_documents, content_sha256, sha256_text
 from curate.schema import ChunkerSettings, Document
-from common import print_table, save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "ingest.json"
@@ -181,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
           + ("" if os.cpu_count() == TARGET_CORES else f" (note: this machine has {os.cpu_count()} CPUs)"))
     save_json(RESULTS, {
         "benchmark": "ingest", "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-                    "python": platform.python_version(), "implementation": platform.python_implementation()},
+        "machine": machine(),
         "data": str(data), "repeats": REPEATS, "timer": "time.perf_counter, best of repeats, one process",
         "untimed": "reading and JSON parsing of the input files; offset checks",
         "target": {"ingest_docs_per_s": TARGET_DOCS_PER_S, "cores": TARGET_CORES, "met": met},

@@ -22,7 +22,6 @@ chunks. Not timed: building the benchmark, writing the snapshot.
 import argparse
 import gc
 import os
-import platform
 import random
 import shutil
 import sys
@@ -34,6 +33,17 @@ from pathlib import Path
 
 import numpy as np
 import rapidfuzz
+from common import machine, print_table, save_json
+from leakage_data import (
+    DEFAULT_DATA,
+    FILES,
+    KINDS,
+    REPO,
+    build,
+    eval_items,
+    find_data,
+    load_paragraphs,
+)
 from rapidfuzz import fuzz, process
 
 from curate.checks.leakage import LeakSettings, kb_leaks
@@ -44,8 +54,6 @@ from curate.schema import ChunkerSettings, EvalItem
 from curate.similarity import containment
 from curate.textnorm import fold
 from curate.workspace import init_workspace
-from leakage_data import DEFAULT_DATA, FILES, KINDS, REPO, build, eval_items, find_data, load_paragraphs
-from common import print_table, save_json
 
 RESULTS = REPO / "benchmarks" / "results" / "leakage.json"
 SEED = 20240611
@@ -390,10 +398,8 @@ def main(argv: list[str] | None = None) -> int:
           + ("" if os.cpu_count() == 2 else f" (note: this machine has {os.cpu_count()} CPUs; targets are for 2)"))
     save_json(RESULTS, {
         "benchmark": "leakage", "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-                    "python": platform.python_version(), "implementation": platform.python_implementation(),
-                    "rapidfuzz": rapidfuzz.__version__, "numpy": np.__version__,
-                    "loadavg_start": load_before, "loadavg_end": load_after},
+        "machine": machine(rapidfuzz=rapidfuzz.__version__, numpy=np.__version__, loadavg_start=load_before,
+                           loadavg_end=load_after),
         "data": str(data), "seed": SEED, "timer": "time.perf_counter, single run, one process",
         "untimed": "building the benchmark and writing the snapshot; reading the CMRC2018 files",
         "embeddings": "not part of this benchmark; no model loaded",

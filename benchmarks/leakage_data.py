@@ -32,6 +32,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from curate.chunking import trim_span
 from curate.index.ngrams import NgramIndex
 from curate.kb import sha256_text
 from curate.schema import Chunk, EvalItem, Evidence
@@ -95,15 +96,6 @@ def locate(context: str, answer: str, start: int) -> tuple[int, int] | None:
         return None
     best = min(places, key=lambda p: abs(p - start))
     return best, best + len(answer)
-
-
-def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """Return [start, end) without leading or trailing white space."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 # -- leaks -----------------------------------------------------------------------------------------------
@@ -210,7 +202,7 @@ def build(paragraphs: list[dict], rng: random.Random) -> dict:
             else:
                 inside = [(s, e) for s, e in spans if s < first[1] and e > first[0]]
                 ev_start, ev_end = inside[0][0], inside[-1][1]
-            ev_start, ev_end = strip_span(context, ev_start, ev_end)
+            ev_start, ev_end = trim_span(context, ev_start, ev_end)
             real.append({"id": qa["id"], "question": qa["question"], "answer": qa["answers"][0]["text"],
                          "pid": p["id"], "ev_start": ev_start, "ev_end": ev_end,
                          "evidence": context[ev_start:ev_end]})

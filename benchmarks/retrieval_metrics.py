@@ -27,7 +27,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import sys
 import time
@@ -37,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 import ranx
+from common import machine, print_table, save_json
 
 from evalrun.metrics import metric_arrays, prepare, retrieval_metrics
-from common import print_table, save_json
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "retrieval_metrics.json"
@@ -253,8 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: no scifact/qrels_test.tsv under {args.data or DEFAULT_DATA[0]}; SciFact part skipped")
     save_json(RESULTS, {
         "benchmark": "retrieval_metrics", "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-                    "python": platform.python_version(), "implementation": platform.python_implementation()},
+        "machine": machine(),
         "versions": {name: metadata.version(name) for name in ("numpy", "ranx", "numba", "pytrec-eval-terrier")},
         "metrics": METRICS, "repeats": REPEATS, "timer": "time.perf_counter, best of repeats, one process",
         "untimed": "generating the synthetic data; the run as ranx's {doc id: score} dicts; ranx's JIT warm-up",

@@ -30,7 +30,7 @@ class Span:
     section: str = ""
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Return (start, end) narrowed to exclude white space at either edge."""
     while start < end and text[start].isspace():
         start += 1
@@ -51,7 +51,7 @@ def fixed_spans(text: str, size: int = 500, overlap: int = 50) -> list[Span]:
     step = size - overlap
     position = 0
     while position < len(text):
-        start, end = _trim(text, position, min(position + size, len(text)))
+        start, end = trim_span(text, position, min(position + size, len(text)))
         if start < end:
             spans.append(Span(start, end))
         if position + size >= len(text):
@@ -71,11 +71,11 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     spans = []
     position = start
     for match in _SENTENCE_END.finditer(text, start, end):
-        a, b = _trim(text, position, match.end())
+        a, b = trim_span(text, position, match.end())
         if a < b:
             spans.append((a, b))
         position = match.end()
-    a, b = _trim(text, position, end)
+    a, b = trim_span(text, position, end)
     if a < b:
         spans.append((a, b))
     return spans
@@ -86,11 +86,11 @@ def _blocks(text: str) -> list[tuple[int, int]]:
     blocks = []
     position = 0
     for match in _BLANK_LINES.finditer(text):
-        a, b = _trim(text, position, match.start())
+        a, b = trim_span(text, position, match.start())
         if a < b:
             blocks.append((a, b))
         position = match.end()
-    a, b = _trim(text, position, len(text))
+    a, b = trim_span(text, position, len(text))
     if a < b:
         blocks.append((a, b))
     return blocks
@@ -140,10 +140,10 @@ def structure_spans(text: str, size: int = 500) -> list[Span]:
                 # in English), or at the window's end for text without spaces such as Chinese.
                 cut = text.rfind(" ", sa + size // 2, sa + size + 1)
                 cut = sa + size if cut <= sa else cut
-                a, b = _trim(text, sa, cut)
+                a, b = trim_span(text, sa, cut)
                 if a < b:
                     spans.append(Span(a, b, section))
-                sa, _ = _trim(text, cut, sb)
+                sa, _ = trim_span(text, cut, sb)
             if sa < sb:  # the tail stays open, so the sentences after it can join it
                 chunk_start, chunk_end = sa, sb
 

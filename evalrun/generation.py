@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from curate.judge.client import Judge, Verdict
-from curate.judge.prompts import Prompt, pick, prompt_set, versions_of
+from curate.judge.prompts import Prompt, cut, pick, prompt_set, versions_of
 from curate.schema import EvalItem
 
 from .claims import Claim, split_claims, strip_markers
@@ -135,10 +135,6 @@ class _Ids:
         return any(chunk_id in c for c in self.collections)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
 def _passage_text(passage, chunk_texts: dict[str, str]) -> str | None:
     return chunk_texts.get(passage.chunk_id) or passage.text
 
@@ -150,8 +146,8 @@ def context_text(trace: Trace, chunk_texts: dict[str, str]) -> str | None:
         text = _passage_text(passage, chunk_texts)
         if text is None:
             return None
-        parts.append(f"[{passage.chunk_id}] {_cut(text, MAX_PASSAGE)}")
-    return _cut("\n".join(parts), MAX_CONTEXT)
+        parts.append(f"[{passage.chunk_id}] {cut(text, MAX_PASSAGE)}")
+    return cut("\n".join(parts), MAX_CONTEXT)
 
 
 def _ratio(verdicts: list[Verdict], wanted: str) -> tuple[float | None, str | None]:
@@ -218,7 +214,7 @@ class _Plan:
             else:
                 self.citation_ok.append(len(self.requests))
                 self._ask("citations", prompt("gen_citation", language),
-                          {"chunk_id": chunk_id, "passage": _cut(text, MAX_CONTEXT),
+                          {"chunk_id": chunk_id, "passage": cut(text, MAX_CONTEXT),
                            "claims": "\n".join(f"- {c}" for c in claims)})
 
     def _ask(self, slot: str, chosen: Prompt, payload: dict) -> None:

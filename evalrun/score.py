@@ -137,11 +137,11 @@ def score_run(workspace: Workspace, folder: Path) -> dict:
         if trace.error:
             problems["system error"] += 1
             row["problems"].append(f"system reported: {trace.error[:120]}")
+    by_id = {row["item_id"]: row for row in rows}
     for layer in LAYERS:
         scored = retrieval_metrics({q: qrels[q] for q in runs[layer]}, runs[layer], ks,
                                    groups={q: groups[q] for q in runs[layer]},
                                    precision_denominator=manifest["settings"]["precision_denominator"])
-        by_id = {row["item_id"]: row for row in rows}
         for item_id, values in scored.items():
             for name, value in values.items():
                 if value is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..dataset import DatasetStore, items_digest
 from ..judge.client import Judge, Transport, Verdict, reason_kind
 from ..judge.config import JudgeConfig
-from ..judge.prompts import prompt, versions
+from ..judge.prompts import cut, prompt, versions
 from ..schema import UNRELEASED_STATUSES, EvalItem, now
 from ..workspace import Workspace
 
@@ -74,13 +74,9 @@ MAX_PASSAGE = 1500
 MAX_PROMPT_TEXT = 6000
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
 def _evidence_text(item: EvalItem, evidence_ids: list[str] | None = None) -> str:
     chosen = [e for e in item.evidence if e.grade > 0 and (not evidence_ids or e.evidence_id in evidence_ids)]
-    return _cut("\n".join(f"[{e.evidence_id}] {_cut(e.text, MAX_PASSAGE)}" for e in chosen), MAX_PROMPT_TEXT)
+    return cut("\n".join(f"[{e.evidence_id}] {cut(e.text, MAX_PASSAGE)}" for e in chosen), MAX_PROMPT_TEXT)
 
 
 def plan(items: list[EvalItem], retrieve=None, k: int = 5) -> list[Task]:
@@ -104,7 +100,7 @@ def plan(items: list[EvalItem], retrieve=None, k: int = 5) -> list[Task]:
                 tasks.append(Task(item.id, "key_point_supported", f"key point {n}", language,
                                   {"key_point": key_point.text, "evidence": evidence}))
         if not item.answerable and chunks_of.get(item.id):  # nothing retrieved: nothing can answer it
-            listing = _cut("\n".join(f"[{chunk_id}] {_cut(text, MAX_PASSAGE)}" for chunk_id, text in chunks_of[item.id]),
+            listing = cut("\n".join(f"[{chunk_id}] {cut(text, MAX_PASSAGE)}" for chunk_id, text in chunks_of[item.id]),
                            MAX_PROMPT_TEXT)
             tasks.append(Task(item.id, "unanswerable_check", "answerability", language,
                               {"question": item.question, "chunks": listing}))

@@ -33,6 +33,16 @@ class UnanswerableCheck(BaseModel):
     reason: str = Field(max_length=2000)
 
 
+def cut(text: str, limit: int) -> str:
+    """Return `text` cut to `limit` characters (marked with an ellipsis), so a long passage cannot
+    overflow a judge's context.
+
+    >>> cut("abcdef", 3)
+    'abc …'
+    """
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
 @dataclass(frozen=True)
 class Prompt:
     """One judge task in one language."""
