@@ -39,10 +39,11 @@ from pathlib import Path
 import httpx
 from common import machine, save_json
 
-from curate.annotate.server import start_server
-from curate.annotate.sync import BATCH, load_state, pull, push
-from curate.dataset import DatasetStore
-from curate.dataset_import import import_items
+from curate.annotate.pull import pull
+from curate.annotate.push import BATCH, push
+from curate.annotate.server.process import start_server
+from curate.annotate.state import load_state
+from curate.dataset import DatasetStore, import_items
 from curate.workspace import init_workspace
 
 REPO = Path(__file__).resolve().parent.parent
@@ -325,7 +326,7 @@ def run(tmp: Path, source: Path, count: int, pool_k: int) -> dict:
             rows.append(row)
             state = load_state(workspace, DATASET)
             datasets = owner.get("/api/v1/me/datasets").json()["items"]
-            dataset_id = next(d["id"] for d in datasets if d["name"] == state["argilla"]["dataset"])
+            dataset_id = next(d["id"] for d in datasets if d["name"] == state.argilla.dataset)
             record_ids = server_records(owner, dataset_id)
             space_id = next(d["workspace_id"] for d in datasets if d["id"] == dataset_id)
             headers = [annotator_headers(server.url, owner, space_id, f"annotator{n + 1}") for n in range(ANNOTATORS)]

@@ -34,13 +34,11 @@ sys.path.insert(0, str(REPO))  # for tests/servers.py
 
 from common import machine, save_json  # noqa: E402
 
-from curate.checks.consistency import check_consistency, plan  # noqa: E402
-from curate.dataset import DatasetStore  # noqa: E402
-from curate.dataset_import import import_items  # noqa: E402
+from curate.checks.consistency import CONSISTENCY, check_consistency, plan  # noqa: E402
+from curate.dataset import DatasetStore, import_items  # noqa: E402
 from curate.errors import InputError  # noqa: E402
 from curate.judge.config import JudgeConfig, resolve  # noqa: E402
-from curate.judge.prompts import versions  # noqa: E402
-from curate.schema import KeyPoint  # noqa: E402
+from curate.records import KeyPoint  # noqa: E402
 from curate.workspace import init_workspace  # noqa: E402
 from tests.servers import LlamaServer, ScriptedServer  # noqa: E402
 
@@ -315,11 +313,11 @@ def measure_judge(args, data: Path, tmp: Path) -> dict:
         report = check_consistency(ws, dataset="defects", config=config, repeat=args.repeat)
         check_s = time.perf_counter() - started
     result, stats = score(report, truth, gold, languages), report.judge.stats
-    print_judge(result, stats, config, check_s, args.repeat, report.record["k"])
+    print_judge(result, stats, config, check_s, args.repeat, report.record.settings["k"])
     if args.llama:
         print("*** REMINDER: SmolLM2's verdicts are meaningless; these figures say nothing about judge quality. ***")
     return {"llama_smollm2": args.llama, "meaningless_verdicts": args.llama, "judge": config.public(),
-            "prompt_versions": versions(), "repeat": args.repeat, "items_per_kind": per_kind,
+            "prompt_versions": CONSISTENCY.versions(), "repeat": args.repeat, "items_per_kind": per_kind,
             "items_per_kind_by_language": counts, "items": dict(Counter(truth.values())), "kb_documents": len(source),
             "build_s": build_s, "check_s": check_s, "check_s_includes": "BM25 index of the KB, built on first use",
             "cost_usd": stats.cost, **{name: getattr(stats, name) for name in (
@@ -372,11 +370,11 @@ def measure_speed(data: Path, tmp: Path) -> dict:
             before, cpu, started = server.requests, time.process_time(), time.perf_counter()
             report = check_consistency(ws, dataset="speed", config=config)
             seconds, stats = time.perf_counter() - started, report.judge.stats
-            runs[name] = {"seconds": seconds, "cpu_s": time.process_time() - cpu, "tasks": report.record["tasks"],
+            runs[name] = {"seconds": seconds, "cpu_s": time.process_time() - cpu, "tasks": report.record.tasks,
                           "server_requests": server.requests - before, "judge_requests": stats.requests,
                           "cache_hits": stats.cache_hits, "flagged_items": len(report.flagged),
                           "unscored": dict(report.unscored), "max_in_flight": stats.max_in_flight,
-                          "tasks_per_s": report.record["tasks"] / seconds}
+                          "tasks_per_s": report.record.tasks / seconds}
     finally:
         server.close()
     cold, warm = runs["cold"], runs["warm"]

@@ -23,9 +23,10 @@ from common import machine, print_table, save_json  # noqa: E402
 from curate.dataset import DatasetStore  # noqa: E402
 from curate.kb import SnapshotStore, chunk_documents, sha256_text  # noqa: E402
 from curate.release import release  # noqa: E402
-from curate.schema import ChunkerSettings, DatasetMeta, Document, EvalItem, Evidence  # noqa: E402
+from curate.records import ChunkerSettings, DatasetMeta, Document, EvalItem, Evidence  # noqa: E402
 from curate.workspace import init_workspace  # noqa: E402
-from evalrun.runner import RunSettings, run  # noqa: E402
+from evalrun.records import RunSettings, read_run  # noqa: E402
+from evalrun.runner import run  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "evalrun_overhead.json"
 TARGET_S = 30.0
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = run(workspace, ref="bench@v1", target="evalrun_overhead:instant", out=root / "run",
                      settings=RunSettings(allow_unchecked=True, concurrency=4))
         seconds = time.perf_counter() - started
-        lines = sum(1 for _ in open(folder / "traces.jsonl", encoding="utf-8"))
+        lines = len(read_run(folder).traces)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     rows = [("build release (not timed against the target)", f"{built:.2f}", ""),

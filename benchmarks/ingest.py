@@ -25,7 +25,7 @@ from common import machine, print_table, save_json
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from curate.kb import chunk_documents, content_sha256, sha256_text
-from curate.schema import ChunkerSettings, Document
+from curate.records import ChunkerSettings, Document
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "ingest.json"

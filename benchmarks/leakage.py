@@ -46,13 +46,13 @@ from leakage_data import (
 )
 from rapidfuzz import fuzz, process
 
-from curate.checks.leakage import LeakSettings, kb_leaks
+from curate.checks.leakage.find import LeakSettings, kb_leaks
 from curate.index.kb_index import KBIndex
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
-from curate.schema import ChunkerSettings, EvalItem
-from curate.similarity import containment
-from curate.textnorm import fold
+from curate.records import ChunkerSettings, EvalItem
+from curate.text.containment import containment
+from curate.text.normalize import fold
 from curate.workspace import init_workspace
 
 RESULTS = REPO / "benchmarks" / "results" / "leakage.json"

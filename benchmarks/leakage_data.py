@@ -32,12 +32,12 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from curate.chunking import trim_span
+from curate.text.sentences import trim_span
 from curate.index.ngrams import NgramIndex
 from curate.kb import sha256_text
-from curate.schema import Chunk, EvalItem, Evidence
-from curate.similarity import containment
-from curate.textnorm import fold
+from curate.records import Chunk, EvalItem, Evidence
+from curate.text.containment import containment
+from curate.text.normalize import fold
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = (REPO.parent / "shared" / "data",)

@@ -1,3 +1,73 @@
-"""curate: build and guard versioned evaluation sets for RAG systems."""
+"""curate: build and guard versioned evaluation sets for RAG systems.
 
-__version__ = "0.1.0"
+The public API, for users and for evalrun (which imports curate through this module only):
+
+- the workspace: `Workspace`, `find_workspace`, `init_workspace`;
+- the records on disk (`curate.records`): `EvalItem`, `Evidence`, `Chunk`, `ReleaseManifest`,
+  the check records, ... and `evidence_groups`, the one rule of what counts as one piece of evidence;
+- the stores: `SnapshotStore` (KB snapshots), `DatasetStore` (drafts), `Releases` and `load_release`;
+- the judge: `Judge`, `JudgeConfig`, `resolve_judge`, `PromptSet`, `verdict_model`;
+- the pieces a command line over curate shares: `ToolGroup`, `root_options`, `workspace_of`,
+  `console`, `table`, `progress`, atomic writers and JSONL readers;
+- the errors: `CurateError` and its kinds.
+"""
+
+from curate.cli.base import CONTEXT, EXIT_FINDINGS, EXIT_INTERNAL, ToolGroup, root_options, workspace_of
+from curate.cli.display import console, short, table
+from curate.dataset import DatasetStore, items_digest, parse_ref
+from curate.errors import (
+    CurateError,
+    InputError,
+    IntegrityError,
+    InvalidRecords,
+    NotFound,
+    SchemaVersionError,
+    WorkspaceError,
+)
+from curate.fileio import (
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_json,
+    dumps_json,
+    iter_json_objects,
+    jsonl_bytes,
+    loads_json,
+    read_text,
+)
+from curate.judge.client import Judge, Verdict
+from curate.judge.config import JudgeConfig
+from curate.judge.config import resolve as resolve_judge
+from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
+from curate.kb import SnapshotStore
+from curate.progress import progress
+from curate.records import (
+    Chunk,
+    DatasetChecks,
+    EvalItem,
+    Evidence,
+    EvidenceGroup,
+    JudgeUsage,
+    LeakageCheck,
+    Record,
+    ReleaseManifest,
+    VersionedRecord,
+    evidence_groups,
+    now,
+    read_jsonl,
+)
+from curate.release import Releases, load_release
+from curate.text.sentences import sentence_spans
+from curate.version import __version__
+from curate.workspace import Workspace, find_workspace, init_workspace
+
+__all__ = [
+    "CONTEXT", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EXIT_FINDINGS", "EXIT_INTERNAL",
+    "EvalItem", "Evidence", "EvidenceGroup", "InputError", "IntegrityError", "InvalidRecords", "Judge",
+    "JudgeConfig", "JudgeUsage", "LeakageCheck", "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest",
+    "Releases", "SchemaVersionError", "SnapshotStore", "ToolGroup", "Verdict", "VerdictOutput", "VersionedRecord",
+    "Workspace", "WorkspaceError", "__version__", "atomic_directory", "atomic_write_bytes", "atomic_write_json",
+    "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "items_digest",
+    "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
+    "read_text", "resolve_judge", "root_options", "sentence_spans", "short", "table", "verdict_model",
+    "workspace_of",
+]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class CurateError(Exception):
     """Base of every error the curate library raises on purpose."""
@@ -30,6 +35,16 @@ class InputError(CurateError):
             where += f"field '{self.field}': "
         return where + self.message
 
+    @classmethod
+    def from_validation(cls, exc: ValidationError, *, file: str | None = None, line: int | None = None,
+                        prefix: str = "") -> InputError:
+        """Return the first problem of a pydantic ValidationError, located by file, line and field
+        (`prefix` goes before the field path, e.g. the name the user's file gave the record)."""
+        error = exc.errors()[0]
+        path = ".".join(map(str, error["loc"]))
+        field = ".".join(p for p in (prefix, path) if p) or None
+        return cls(error["msg"], file=file, line=line, field=field)
+
 
 class InvalidRecords(CurateError):
     """Several bad input records; nothing was written."""
@@ -39,6 +54,15 @@ class InvalidRecords(CurateError):
         first = errors[0].located()
         more = f" (and {len(errors) - 1} more; --skip-invalid imports the valid ones)" if len(errors) > 1 else ""
         super().__init__(first + more)
+
+
+class SchemaVersionError(CurateError):
+    """A file written by a newer version of the tools than this one."""
+
+    def __init__(self, file: str | None, found: int, reads: int):
+        self.file, self.found, self.reads = file, found, reads
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}written by a newer version: schema {found}, this version reads {reads}")
 
 
 class WorkspaceError(CurateError):

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+import jsonlines
+
+from curate.errors import InputError
 
 
 def _umask() -> int:
@@ -58,7 +60,10 @@ def dumps_json(obj: Any) -> str:
 
 def jsonl_bytes(records: Iterable[Any]) -> bytes:
     """Return the JSONL encoding of `records` (canonical JSON, one per line)."""
-    return "".join(dumps_json(r) + "\n" for r in records).encode("utf-8")
+    buffer = io.StringIO(newline="\n")
+    with jsonlines.Writer(buffer, dumps=dumps_json) as writer:
+        writer.write_all(records)
+    return buffer.getvalue().encode("utf-8")
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
@@ -132,30 +137,57 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     return text.removeprefix("\ufeff")
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON can hold")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """Return the value of one JSON text; NaN and Infinity are refused (JSON cannot hold them)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def _json_lines(text: str, path: Path) -> Iterator[tuple[int, Any | InputError]]:
+    """Yield (line number, parsed value or the InputError of a bad line) for each non-blank line.
+
+    Only "\\n" ends a line: U+2028, U+2029 or U+0085 inside a value are text, as JSON has them.
+    """
+    reader = jsonlines.Reader(io.StringIO(text, newline="\n"), loads=lambda line: loads_json(line.rstrip("\r\n")))
+    number = 0
+    while True:
+        number += 1
+        try:
+            value = reader.read()
+        except EOFError:
+            return
+        except jsonlines.InvalidLineError as exc:
+            if not exc.line.strip():
+                continue
+            cause = exc.__cause__
+            detail = (f"{cause.msg} at column {cause.colno}" if isinstance(cause, json.JSONDecodeError)
+                      else str(cause) if cause is not None else str(exc).split(" (line")[0])
+            yield number, InputError(f"not valid JSON ({detail})", file=str(path), line=number)
+            continue
+        yield number, value
+
+
 def iter_jsonl(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed object) for each non-blank line; bad JSON raises InputError."""
-    text = read_text(path, encoding)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})",
-                             file=str(path), line=number) from None
+    for number, value in _json_lines(read_text(path, encoding), Path(path)):
+        if isinstance(value, InputError):
+            raise value
+        yield number, value
 
 
-def iter_jsonl_lenient(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, Any | InputError]]:
-    """Yield (line, object) like iter_jsonl, but a bad line yields its InputError instead of raising."""
-    text = read_text(path, encoding)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, InputError(f"not valid JSON ({exc.msg} at column {exc.colno})",
-                                     file=str(path), line=number)
+def iter_json_objects(path: Path, encoding: str = "utf-8", text: str | None = None,
+                      ) -> Iterator[tuple[int, dict | InputError]]:
+    """Yield (line number, object) for each non-blank line of a JSONL file (or of `text`, already read
+    from it); a line that is not valid JSON, or not a JSON object, yields its InputError instead, so
+    a caller can collect every bad line."""
+    for number, value in _json_lines(read_text(path, encoding) if text is None else text, Path(path)):
+        if not isinstance(value, (dict, InputError)):
+            value = InputError(f"each line must be a JSON object, got {type(value).__name__}",
+                               file=str(path), line=number)
+        yield number, value
 
 
 def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str]]]:

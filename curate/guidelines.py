@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from .errors import InputError
-from .workspace import Workspace
+from curate.errors import InputError
+from curate.workspace import Workspace
 
 
 def guideline_version(folder: Path) -> str:

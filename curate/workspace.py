@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, WorkspaceError
-from .fileio import atomic_write_text
+from curate.errors import InputError, WorkspaceError
+from curate.fileio import atomic_write_text
 
 CONFIG_NAME = "curate.toml"
 # The project's relevance guidelines, beside the package in a clone or editable install.

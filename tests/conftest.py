@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh workspace, the CLI runner, and the tiny data under tests/data."""
+"""Shared fixtures: a fresh workspace, the CLI runner, the tiny data under tests/data, and the real
+local servers (a small model behind llama.cpp's server, argilla-server) for the session."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from curate.cli import cli
+from curate.cli.main import cli
 from curate.workspace import Workspace, init_workspace
-
-DATA = Path(__file__).parent / "data"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+from tests.support import DATA
 
 
 @pytest.fixture
@@ -78,7 +77,7 @@ def with_minilm(workspace: Workspace, monkeypatch) -> Workspace:
 @pytest.fixture(scope="session")
 def llama():
     """A real local OpenAI-compatible server with a real small model (SmolLM2-135M), for the session."""
-    from .servers import LlamaServer
+    from tests.support.servers import LlamaServer
     server = LlamaServer(parallel=4)
     yield server
     server.close()
@@ -91,8 +90,8 @@ def argilla_server(tmp_path_factory):
     import importlib.util
     if importlib.util.find_spec("argilla_server") is None:  # not imported here: that builds its web app
         pytest.fail("argilla-server is not installed: `make test` installs the `argilla` extra")
-    from curate.annotate.server import start_server
-    from .servers import free_port
+    from curate.annotate.server.process import start_server
+    from tests.support.servers import free_port
     server = start_server(tmp_path_factory.mktemp("argilla"), free_port(), api_key="curate-test-owner-api-key")
     yield server
     server.stop()

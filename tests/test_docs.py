@@ -7,8 +7,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from curate.cli import cli as curate_cli
-from evalrun.cli import cli as evalrun_cli
+from curate.cli.main import cli as curate_cli
+from evalrun.cli.main import cli as evalrun_cli
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 

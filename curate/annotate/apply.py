@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..schema import Chunk, EvalItem, Evidence, KeyPoint
-from ..textnorm import fold
-from .records import UNANSWERABLE, Answer, parse_key_points
+from curate.records import Chunk, EvalItem, Evidence, KeyPoint
+from curate.text.normalize import fold
+from curate.annotate.form import UNANSWERABLE, Answer, parse_key_points
 
 
 @dataclass

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..index.kb_index import KBIndex
-from ..schema import EvalItem
+from curate.index.kb_index import KBIndex
+from curate.records import EvalItem
 
 NEAR_MISSES_PER_EVIDENCE = 2
 

@@ -1,1 +1,1 @@
-"""The guards: duplicate checks, leakage checks, splits and measured difficulty."""
+"""The guards: duplicate checks, leakage checks, splits, measured difficulty and consistency."""

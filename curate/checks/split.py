@@ -12,13 +12,13 @@ import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ..dataset import DatasetStore
-from ..errors import InputError
-from ..schema import UNRELEASED_STATUSES, EvalItem, now
-from ..workspace import Workspace
-from .clusters import clusters
-from .dups import question_vectors
-from .leakage import LeakSettings, split_edges
+from curate.checks.clusters import clusters
+from curate.checks.leakage.find import LeakSettings, split_edges
+from curate.dataset import DatasetStore, items_digest
+from curate.errors import InputError
+from curate.index.embeddings import question_vectors
+from curate.records import UNRELEASED_STATUSES, EvalItem, SplitCheck, now
+from curate.workspace import Workspace
 
 
 @dataclass
@@ -49,8 +49,7 @@ def split(workspace: Workspace, *, dataset: str, test_fraction: float = 0.5, see
     meta, items = store.load(dataset)
     pool = [i for i in items if i.status not in UNRELEASED_STATUSES and i.split != "regression"]
     settings = LeakSettings()
-    vectors, readable = question_vectors(workspace, pool) if semantic and settings.split_semantic_min is not None \
-        else (None, None)
+    vectors, readable = question_vectors(workspace, pool, semantic and settings.split_semantic_min is not None)
     by_id = {i.id: i for i in pool}
     joined = clusters(split_edges(pool, settings, vectors, readable), {i.id: n for n, i in enumerate(pool)})
     in_cluster = {m for c in joined for m in c.members}
@@ -91,8 +90,10 @@ def split(workspace: Workspace, *, dataset: str, test_fraction: float = 0.5, see
             report.moved += 1
         report.counts.setdefault(_stratum(item), Counter())[item.split] += 1
     report.counts = {k: dict(v) for k, v in sorted(report.counts.items())}
-    meta.checks["split"] = {"at": now(), "seed": seed, "test_fraction": test_fraction, "reassign": reassign,
-                            "synthetic_in_test": synthetic_in_test, "units": report.units,
-                            "counts": dict(Counter(i.split for i in pool))}
+    meta.checks.split = SplitCheck(
+        kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
+        outcome="clean", units=report.units, counts=dict(Counter(i.split for i in pool)),
+        settings={"seed": seed, "test_fraction": test_fraction, "reassign": reassign,
+                  "synthetic_in_test": synthetic_in_test, "semantic": semantic})
     store.save(meta, items)
     return report

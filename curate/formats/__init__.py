@@ -1,1 +1,2 @@
-"""Readers and writers of the formats users bring and take away (BEIR, SQuAD, ragas)."""
+"""Formats items come in and go out in: users' JSONL/CSV (`raw`), BEIR, SQuAD/CMRC2018, ragas rows,
+and Hugging Face datasets (`hf`: the release card and Parquet)."""

@@ -13,11 +13,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import atomic_directory, iter_jsonl_lenient, jsonl_bytes, read_text
-from ..importing import RawItem
-from ..kb import sha256_text
-from ..schema import Chunk, Document, EvalItem
+from curate.errors import InputError, InvalidRecords
+from curate.fileio import atomic_directory, iter_json_objects, jsonl_bytes, read_text
+from curate.formats.raw import RawItem
+from curate.kb import sha256_text
+from curate.records import Chunk, Document, EvalItem, evidence_groups
 
 SPLIT_OF_QRELS = {"test": "test", "dev": "dev", "train": "dev", "validation": "dev", "regression": "regression"}
 CURATE_KEY = "curate"
@@ -27,12 +27,9 @@ def _read_corpus(path: Path, encoding: str) -> tuple[list[Document], list[Chunk]
     documents, chunks, errors = [], [], []
     seen: set[str] = set()
     own_documents = True
-    for line, record in iter_jsonl_lenient(path, encoding):
+    for line, record in iter_json_objects(path, encoding):
         if isinstance(record, InputError):
             errors.append(record)
-            continue
-        if not isinstance(record, dict):
-            errors.append(InputError("each line must be a JSON object", file=str(path), line=line))
             continue
         chunk_id = record.get("_id")
         text = record.get("text")
@@ -60,7 +57,6 @@ def _read_corpus(path: Path, encoding: str) -> tuple[list[Document], list[Chunk]
                             text_sha256=sha256_text(text), metadata=chunk_meta))
         documents.append(Document(doc_id=chunk_id, text=text, title=title, text_sha256=sha256_text(text)))
     if errors:
-        from ..errors import InvalidRecords
         raise InvalidRecords(errors)
     # A corpus written from chunks of larger documents keeps those documents' ids and offsets;
     # it then has no whole documents of its own.
@@ -101,7 +97,7 @@ def read_beir(folder: Path, encoding: str = "utf-8") -> tuple[list[Document], li
     binary = max(all_scores, default=1) <= 1
     raws: list[RawItem | InputError] = []
     queries_path = folder / "queries.jsonl"
-    for line, record in iter_jsonl_lenient(queries_path, encoding):
+    for line, record in iter_json_objects(queries_path, encoding):
         if isinstance(record, InputError):
             raws.append(record)
             continue
@@ -145,12 +141,13 @@ def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) ->
     queries = []
     skipped = 0
     for item in items:
-        grades: dict[str, int] = {}
-        for e in item.evidence:
-            if not e.chunk_ids:
-                skipped += 1
-            for chunk_id in e.chunk_ids:
-                grades[chunk_id] = max(e.grade, grades.get(chunk_id, 0))
+        # Judged-irrelevant chunks are qrels of grade 0; each relevant group's chunks (copies
+        # included) carry its grade.
+        grades: dict[str, int] = {c: 0 for e in item.evidence if e.grade == 0 for c in e.chunk_ids}
+        skipped += sum(1 for e in item.evidence if not e.chunk_ids)
+        for group in evidence_groups(item.evidence):
+            for chunk_id in group.chunk_ids:
+                grades[chunk_id] = max(group.grade, grades.get(chunk_id, 0))
         for chunk_id, grade in grades.items():
             by_split[item.split or "test"].append((item.id, chunk_id, grade))
         ours = item.model_dump(mode="json", include={"reference_answer", "key_points", "answerable", "qtype",

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
-from ..chunking import sentence_spans
-from ..errors import InputError
-from ..fileio import read_text
-from ..importing import RawItem
-from ..kb import sha256_text
-from ..schema import Document
+from curate.errors import InputError
+from curate.fileio import read_text
+from curate.formats.raw import RawItem
+from curate.kb import sha256_text
+from curate.records import Document
+from curate.text.sentences import sentence_spans
 
 FUZZY_MIN_SCORE = 90.0
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embedding import EmbeddingCache
-from ..fileio import atomic_directory, atomic_write_json
-from ..kb import SnapshotStore
-from ..schema import Chunk
-from ..textnorm import fold
-from ..workspace import Workspace
-from .bm25 import BM25
-from .ngrams import NgramIndex
+from curate.fileio import atomic_directory, atomic_write_json
+from curate.index.bm25 import BM25
+from curate.index.embeddings import EmbeddingCache
+from curate.index.ngrams import NgramIndex
+from curate.kb import SnapshotStore
+from curate.records import Chunk, ChunkGroups
+from curate.text.normalize import fold
+from curate.workspace import Workspace
 
 LEXICAL_VERSION = 2
 BM25_VERSION = 2  # 2: Chinese after digits or Latin letters is its own token
@@ -127,5 +127,5 @@ class KBIndex:
         """Chunk id -> every chunk id of its duplicate group (itself included); absent if unique."""
         if not self.groups_path.exists():
             return {}
-        groups = json.loads(self.groups_path.read_text(encoding="utf-8"))["groups"]
-        return {chunk_id: group["chunks"] for group in groups for chunk_id in group["chunks"]}
+        groups = ChunkGroups.read(self.groups_path).groups
+        return {chunk_id: group.chunks for group in groups for chunk_id in group.chunks}

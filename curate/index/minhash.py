@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .ngrams import TEXT_BITS, NgramIndex
+from curate.index.ngrams import TEXT_BITS, NgramIndex
 
 _TEXT_MASK = np.uint64((1 << TEXT_BITS) - 1)
 

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from ..fileio import atomic_write_json, dumps_json
-from ..progress import progress
-from ..schema import now
-from .config import JudgeConfig
-from .prompts import Prompt
+from curate.errors import CurateError
+from curate.fileio import dumps_json
+from curate.judge.config import JudgeConfig
+from curate.judge.prompts import Prompt
+from curate.progress import progress
+from curate.records import JudgeCacheEntry, TokenUsage, now
 
 
 DETERMINISTIC = ("unparsable answer", "refusal")
@@ -139,17 +140,17 @@ class Judge:
         path = self._cache_path(key)
         if path.exists():
             try:
-                stored = json.loads(path.read_text(encoding="utf-8"))
-                if stored.get("unscored"):
-                    verdict = Verdict(None, stored["unscored"], cached=True)
+                stored = JudgeCacheEntry.read(path)
+                if stored.unscored:
+                    verdict = Verdict(None, stored.unscored, cached=True)
                 else:
-                    verdict = Verdict(prompt.schema.model_validate(stored["output"]), cached=True)
+                    verdict = Verdict(prompt.schema.model_validate(stored.output), cached=True)
                 with self._lock:
                     self.stats.cache_hits += 1
                     if verdict.unscored:
                         self.stats.unscored[reason_kind(verdict.unscored)] += 1
                 return verdict
-            except (ValueError, KeyError, ValidationError):
+            except (CurateError, ValueError, ValidationError):
                 pass  # a damaged entry is asked again
         verdict = self._request(prompt, payload)
         if verdict.unscored:
@@ -158,12 +159,13 @@ class Judge:
         # An answer, or an answer that cannot be read, is what this judge says at temperature 0:
         # kept. A timeout or a dropped connection says nothing about the input: asked again next time.
         if verdict.output is not None or verdict.unscored.startswith(DETERMINISTIC):
-            atomic_write_json(path, {
-                "prompt": prompt.name, "prompt_version": prompt.version, "language": prompt.language,
-                "model": self.config.model, "repeat": repeat, "at": now(),
-                "output": None if verdict.output is None else verdict.output.model_dump(mode="json"),
-                "unscored": verdict.unscored,
-                "usage": {"prompt_tokens": verdict.prompt_tokens, "completion_tokens": verdict.completion_tokens}})
+            JudgeCacheEntry(
+                prompt=prompt.name, prompt_version=prompt.version, language=prompt.language,
+                model=self.config.model, repeat=repeat, at=now(),
+                output=None if verdict.output is None else verdict.output.model_dump(mode="json"),
+                unscored=verdict.unscored,
+                usage=TokenUsage(prompt_tokens=verdict.prompt_tokens, completion_tokens=verdict.completion_tokens),
+            ).write(path)
         return verdict
 
     def ask_many(self, requests: Sequence[tuple[Prompt, dict, int]], description: str = "judging") -> list[Verdict]:

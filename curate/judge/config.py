@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import InputError
-from ..workspace import Workspace
+from curate.errors import InputError
+from curate.workspace import Workspace
 
 ENV = {"base_url": "CURATE_JUDGE_BASE_URL", "model": "CURATE_JUDGE_MODEL",
        "api_key_env": "CURATE_JUDGE_API_KEY_ENV", "timeout": "CURATE_JUDGE_TIMEOUT"}

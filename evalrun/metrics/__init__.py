@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .hit_rate import hit_rate
-from .mrr import mrr
-from .ndcg import ndcg
-from .precision import precision
-from .prepare import MetricInputError, RankedGrades, prepare
-from .recall import recall
+from evalrun.metrics.hit_rate import hit_rate
+from evalrun.metrics.mrr import mrr
+from evalrun.metrics.ndcg import ndcg
+from evalrun.metrics.precision import precision
+from evalrun.metrics.prepare import MetricInputError, RankedGrades, prepare
+from evalrun.metrics.recall import recall
 
 __all__ = ["METRICS", "MetricInputError", "RankedGrades", "hit_rate", "mean_metrics", "metric_arrays", "mrr",
            "ndcg", "precision", "prepare", "recall", "retrieval_metrics"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from curate.errors import InputError
+from curate import InputError
 
 # Grades live in int8 arrays: ten million of them fit in 10 MB.
 MAX_GRADE = 127

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .prepare import check_cutoff
+from evalrun.metrics.prepare import check_cutoff
 
 
 def recall(gains: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:

@@ -15,7 +15,7 @@ import os
 import time
 from functools import lru_cache
 
-from curate.chunking import sentence_spans
+from curate.text.sentences import sentence_spans
 from curate.index.kb_index import KBIndex
 from curate.workspace import find_workspace
 

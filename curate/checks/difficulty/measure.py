@@ -1,0 +1,242 @@
+"""`curate grade`: the measured difficulty of every item, the mix against a target, type fit, balance.
+
+Features measured per item (stored in `item.difficulty_features`; a feature that does not apply
+is left out rather than stored as None):
+
+- `bm25_rank`: 1-based rank of the first gold chunk when BM25 retrieves the question over the
+  KB snapshot; absent when no gold chunk is among the top k with a score above zero (bm25s fills
+  the list with zero-score chunks that share no word with the question: those are not retrieved).
+- `dense_rank`: the same with the workspace's embedding model (cosine of L2-normalised vectors;
+  ties broken by chunk order); absent beyond k, or when grading without embeddings.
+- `lexical_overlap`: share (0-1) of the question's distinct terms found in its gold evidence texts.
+  Chinese: character bigrams of the folded text (`curate.text.normalize.fold`). English: lower-cased
+  content words (`STOP_WORDS` removed; exact word forms, no stemming). 0 without evidence.
+- `evidence_groups`: the item's relevant evidence groups by `curate.records.evidence_groups`, with
+  the snapshot's duplicate chunks as copies: the one rule the importer (single or multi_evidence),
+  the exports and evalrun's scoring use, so two quotes from one chunk stay one group.
+- `key_points`, `documents` (distinct documents of the relevant evidence), `answerable` (1/0).
+- `conditions`, `negations`: cue words in the question (`ZH_CONDITIONS`, `ZH_NEGATIONS`,
+  `EN_CONDITIONS`, `EN_NEGATIONS` in `curate.checks.difficulty.features`, each pattern one count).
+- `confusable_above`: non-gold chunks BM25 ranks above the first gold chunk (all retrieved ones
+  when no gold chunk is retrieved) that are near misses: at least `DifficultyRules.near_miss_share` of
+  the chunk's distinct character 4-grams (folded text) occur in one gold chunk.
+
+Gold chunks are the chunks of relevant evidence and their copies; finding any one counts.
+
+The rule (thresholds in `DifficultyRules`, in `curate.checks.difficulty.rule`):
+
+- hard: unanswerable; or lexical overlap below `hard_overlap_below`; or conditions + negations
+  >= `hard_constraints_min`; or a confusable chunk ranked above gold; or gold in neither the
+  BM25 nor the dense top `hard_rank_beyond`.
+- easy: one evidence group, gold ranked first by BM25 or dense, lexical overlap >=
+  `easy_overlap_min`, no condition and no negation.
+- medium: everything else (several evidence groups to combine, gold ranked 2-10, some overlap).
+- none: an answerable item with no gold chunk in the snapshot cannot be measured; it is left
+  ungraded (difficulty None) and listed with the reason, never called hard.
+
+`balance=N` selects N graded items whose easy:medium:hard counts meet the target as closely as
+the pool allows: each difficulty's candidates in sha256(item id) order, its quota taken first,
+slots it cannot fill given to the others in proportion to their targets. The selection is tagged
+`balanced-N` (the tag is taken off items no longer selected); nothing is deleted, no status changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+
+from curate.checks.difficulty.features import (
+    bm25_rank,
+    confusable_above,
+    cue_counts,
+    dense_rank,
+    grams,
+    lexical_overlap,
+)
+from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
+from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
+from curate.dataset import DatasetStore, items_digest
+from curate.errors import InputError
+from curate.index.embeddings import workspace_embeddings
+from curate.index.kb_index import KBIndex
+from curate.progress import progress
+from curate.records import (
+    DIFFICULTIES,
+    UNRELEASED_STATUSES,
+    BalanceRecord,
+    DifficultyCheck,
+    EvalItem,
+    evidence_groups,
+    now,
+)
+from curate.workspace import Workspace
+
+DENSE_BLOCK = 256  # questions scored against every chunk at once: bounds memory on a large KB
+
+
+# -- measuring a dataset ------------------------------------------------------------------------
+
+@dataclass
+class ItemDifficulty:
+    """One item's measured features and the difficulty the rule gives them."""
+
+    id: str
+    qtype: str | None
+    language: str
+    difficulty: str | None       # None: answerable with no gold chunk, not measurable
+    why: str
+    features: dict[str, float]
+
+
+@dataclass
+class DifficultyReport:
+    """What measuring a dataset found, how the difficulty levels mix, and what does not fit."""
+
+    dataset: str
+    kb_snapshot: str
+    target: dict[str, float]
+    items: list[ItemDifficulty] = field(default_factory=list)
+    overall: Mix | None = None
+    by_qtype: dict[str, Mix] = field(default_factory=dict)
+    misfits: dict[str, str] = field(default_factory=dict)     # item id -> why its qtype does not fit
+    ungraded: dict[str, str] = field(default_factory=dict)    # item id -> why it has no difficulty
+    balance: Balance | None = None
+    record: DifficultyCheck | None = None                    # what went into meta.checks.difficulty
+
+    def to_dict(self) -> dict:
+        """Return the report as plain data (for --json)."""
+        data = asdict(self)
+        data["record"] = None if self.record is None else self.record.model_dump(mode="json")
+        return data
+
+
+def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set[int]]:
+    """Return an item's features that need no retrieval, and the positions of its gold chunks."""
+    groups = evidence_groups(item.evidence, index.copies)
+    gold = {index.position[c] for g in groups for c in g.chunk_ids if c in index.position}
+    evidence = [e for e in item.evidence if e.grade >= 1]
+    documents = {e.doc_id for e in evidence if e.doc_id} | {
+        index.chunks[index.position[c]].doc_id for e in evidence if not e.doc_id
+        for c in e.chunk_ids if c in index.position}
+    conditions, negations = cue_counts(item.question, item.language)
+    overlap = lexical_overlap(item.question, [e.text for e in evidence], item.language)
+    return {"answerable": float(item.answerable), "evidence_groups": float(len(groups)),
+            "key_points": float(len(item.key_points)), "documents": float(len(documents)),
+            "lexical_overlap": round(overlap, 4), "conditions": float(conditions),
+            "negations": float(negations)}, gold
+
+
+def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool, k: int,
+             rules: DifficultyRules) -> list[tuple[dict[str, float], str | None]]:
+    """Return (features, why ungraded or None) of every item."""
+    measured = []
+    gold_of: dict[int, set[int]] = {}
+    for n, item in enumerate(progress(items, "measuring items")):
+        features, gold = item_features(item, index)
+        ungraded = None
+        if gold:
+            gold_of[n] = gold
+        elif item.answerable:
+            ungraded = ("no relevant evidence" if not features["evidence_groups"] else
+                        f"no evidence chunk in KB snapshot {index.snapshot_id} (run curate remap)")
+        measured.append((features, ungraded))
+    if not gold_of:
+        return measured
+    rows = sorted(gold_of)
+    positions, scores = index.bm25.search([items[n].question for n in rows], k)
+    gram_cache: dict[int, set[str]] = {}
+
+    def gram_sets(position: int) -> set[str]:
+        if position not in gram_cache:
+            gram_cache[position] = grams(index.folded[position])
+        return gram_cache[position]
+
+    for row, n in enumerate(rows):
+        features = measured[n][0]
+        rank = bm25_rank(positions[row], scores[row], gold_of[n])
+        if rank is not None:
+            features["bm25_rank"] = float(rank)
+        features["confusable_above"] = float(confusable_above(positions[row], scores[row], gold_of[n],
+                                                              gram_sets, rules.near_miss_share))
+    if dense:
+        questions = workspace_embeddings(workspace)  # raises when no model is configured
+        chunk_vectors = index.embeddings(questions.model)
+        question_vectors = questions.embed([items[n].question for n in rows], "embedding questions")
+        for start in range(0, len(rows), DENSE_BLOCK):
+            block = question_vectors[start:start + DENSE_BLOCK] @ chunk_vectors.T
+            for offset, similarities in enumerate(block):
+                n = rows[start + offset]
+                rank = dense_rank(similarities, gold_of[n], k)
+                if rank is not None:
+                    measured[n][0]["dense_rank"] = float(rank)
+    return measured
+
+
+def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance: int | None = None,
+                      dense: bool = True, k: int = 100, rules: DifficultyRules | None = None) -> DifficultyReport:
+    """Return the measured difficulty of a draft dataset's items (rejected and quarantined ones left
+    out); store each item's features and difficulty, tag a balanced subset when asked, and record
+    the summary in the dataset's checks (`difficulty`)."""
+    rules = rules or DifficultyRules()
+    shares = parse_target(target)
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}", field="k")
+    if balance is not None and balance < 1:
+        raise InputError(f"balance must be at least 1 item, got {balance}", field="balance")
+    store = DatasetStore(workspace)
+    meta, items = store.load(dataset)
+    if not meta.kb_snapshot:
+        raise InputError(f"dataset '{dataset}' has no KB snapshot to grade against", field="dataset")
+    live = [i for i in items if i.status not in UNRELEASED_STATUSES]
+    index = KBIndex(workspace, meta.kb_snapshot)
+    report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
+                         target={d: float(s) for d, s in shares.items()})
+    for item, (features, ungraded) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
+        difficulty, why = (None, ungraded) if ungraded else classify(features, rules)
+        report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
+        if ungraded:
+            report.ungraded[item.id] = ungraded
+        misfit = type_misfit(item.qtype, item.answerable, int(features["evidence_groups"]))
+        if misfit:
+            report.misfits[item.id] = misfit
+        if item.difficulty != difficulty or item.difficulty_features != features:
+            item.difficulty, item.difficulty_features = difficulty, features
+            item.updated_at = now()
+    graded = [g for g in report.items if g.difficulty]
+    report.overall = mix_of([g.difficulty for g in graded], shares)
+    for qtype in sorted({g.qtype or "none" for g in graded}):
+        report.by_qtype[qtype] = mix_of([g.difficulty for g in graded if (g.qtype or "none") == qtype], shares)
+    if balance is not None:
+        report.balance = _balance(items, [(g.id, g.difficulty) for g in graded], balance, shares)
+    outcome = "findings" if report.misfits else "incomplete" if report.ungraded else "clean"
+    report.record = DifficultyCheck(
+        kb_snapshot=index.snapshot_id, items_sha256=items_digest(live), outcome=outcome,
+        graded=len(graded), ungraded=len(report.ungraded), counts=report.overall.counts,
+        by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
+        target_counts=report.overall.target, misfits=len(report.misfits),
+        settings={"dense": dense, "k": k, "embedding_model": workspace.setting("embedding", "model")
+                  if dense else None, **asdict(rules)},
+        balance=None if report.balance is None else BalanceRecord(
+            size=report.balance.size, tag=report.balance.tag, selected=len(report.balance.selected),
+            counts=report.balance.counts, missing=report.balance.missing))
+    meta.checks.difficulty = report.record
+    store.save(meta, items)
+    return report
+
+
+def _balance(items: Sequence[EvalItem], pool: Sequence[tuple[str, str]], size: int,
+             shares: Mapping[str, Fraction]) -> Balance:
+    """Return the balanced selection, tagging it on the items (and untagging the rest)."""
+    chosen, target, missing = select_balanced(pool, size, shares)
+    tag = f"balanced-{size}"
+    difficulty_of = dict(pool)
+    for item in items:
+        has = tag in item.tags
+        if (item.id in chosen) != has:
+            item.tags = item.tags + [tag] if not has else [t for t in item.tags if t != tag]
+            item.updated_at = now()
+    selected = [i.id for i in items if i.id in chosen]
+    counted = Counter(difficulty_of[i] for i in selected)
+    return Balance(size, tag, selected, {d: counted[d] for d in DIFFICULTIES}, target, missing)

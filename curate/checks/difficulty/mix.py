@@ -1,0 +1,108 @@
+"""The easy:medium:hard target mix, how a set of difficulty levels compares with it, and a balanced
+subset that meets it as closely as the pool allows."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from curate.errors import InputError
+from curate.records import DIFFICULTIES
+
+def parse_target(text: str) -> dict[str, Fraction]:
+    """Return the easy, medium and hard shares of a mix written 'EASY:MEDIUM:HARD'.
+
+    >>> {k: float(v) for k, v in parse_target("2:5:3").items()}
+    {'easy': 0.2, 'medium': 0.5, 'hard': 0.3}
+    """
+    parts = text.split(":")
+    try:
+        weights = [Fraction(p.strip()) for p in parts]
+    except (ValueError, ZeroDivisionError):
+        weights = []
+    if len(parts) != 3 or len(weights) != 3 or any(w < 0 for w in weights) or sum(weights) == 0:
+        raise InputError(f"target {text!r} must be three non-negative numbers EASY:MEDIUM:HARD, e.g. 2:5:3",
+                         field="target")
+    return {d: w / sum(weights) for d, w in zip(DIFFICULTIES, weights)}
+
+
+def apportion(n: int, shares: Mapping[str, Fraction]) -> dict[str, int]:
+    """Return whole counts summing to n in proportion to `shares` (largest remainder, ties in order).
+
+    >>> apportion(4, parse_target("2:5:3"))
+    {'easy': 1, 'medium': 2, 'hard': 1}
+    """
+    total = sum(shares.values())
+    exact = {d: n * Fraction(s) / total for d, s in shares.items()}
+    counts = {d: int(v) for d, v in exact.items()}
+    by_remainder = sorted(shares, key=lambda d: -(exact[d] - counts[d]))
+    for d in by_remainder[:n - sum(counts.values())]:
+        counts[d] += 1
+    return counts
+
+
+@dataclass
+class Mix:
+    """Graded items of one group per difficulty, beside the counts the target asks of that many."""
+
+    items: int
+    counts: dict[str, int]
+    target: dict[str, int]
+
+
+def mix_of(difficulties: Sequence[str], shares: Mapping[str, Fraction]) -> Mix:
+    """Return the mix of some graded items against the target shares."""
+    counted = Counter(difficulties)
+    return Mix(len(difficulties), {d: counted[d] for d in DIFFICULTIES}, apportion(len(difficulties), shares))
+
+
+@dataclass
+class Balance:
+    """A subset of graded items chosen to meet the target mix."""
+
+    size: int                    # items asked for
+    tag: str                     # tag the selected items carry
+    selected: list[str]          # item ids, in dataset order
+    counts: dict[str, int]       # selected items per difficulty
+    target: dict[str, int]       # what the target mix asks of `size` items
+    missing: list[str]           # what the pool lacks, e.g. "short of 12 hard items"
+
+
+def _order(item_id: str) -> str:
+    return hashlib.sha256(item_id.encode("utf-8")).hexdigest()
+
+
+def select_balanced(pool: Sequence[tuple[str, str]], size: int,
+                    shares: Mapping[str, Fraction]) -> tuple[set[str], dict[str, int], list[str]]:
+    """Return (selected ids, target counts, what is missing) for `size` of the (id, difficulty)
+    pool: each difficulty's candidates in sha256(id) order, its target count first; slots a
+    difficulty cannot fill go to the others in proportion to their shares (equally if all zero).
+
+    >>> pool = [("a", "easy"), ("b", "easy"), ("c", "medium"), ("d", "medium"), ("e", "hard")]
+    >>> chosen, target, missing = select_balanced(pool, 4, parse_target("0:1:1"))
+    >>> sorted(chosen), target, missing  # the free slot goes to an easy item: b precedes a by sha256
+    (['b', 'c', 'd', 'e'], {'easy': 0, 'medium': 2, 'hard': 2}, ['short of 1 hard item'])
+    """
+    left = {d: sorted((i for i, g in pool if g == d), key=_order) for d in DIFFICULTIES}
+    target = apportion(size, shares)
+    chosen: list[str] = []
+    missing = []
+    for d in DIFFICULTIES:
+        taken = left[d][:target[d]]
+        chosen += taken
+        left[d] = left[d][target[d]:]
+        short = target[d] - len(taken)
+        if short:
+            missing.append(f"short of {short} {d} item{'s' if short > 1 else ''}")
+    while len(chosen) < size and any(left.values()):
+        open_ = {d: shares[d] for d in DIFFICULTIES if left[d]}
+        weights = open_ if sum(open_.values()) else {d: Fraction(1) for d in open_}
+        for d, extra in apportion(size - len(chosen), weights).items():
+            chosen += left[d][:extra]
+            left[d] = left[d][extra:]
+    if len(chosen) < size:
+        missing.append(f"the pool holds {len(pool)} graded items, {size} asked")
+    return set(chosen), target, missing

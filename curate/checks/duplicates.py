@@ -1,0 +1,206 @@
+"""`curate check-dups`: duplicate questions (exact, fuzzy, semantic) and duplicate chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from curate.checks.clusters import Cluster, Edge, clusters
+from curate.dataset import DatasetStore, items_digest
+from curate.index.embeddings import question_vectors
+from curate.index.kb_index import KBIndex
+from curate.index.minhash import candidate_pairs, signatures
+from curate.records import UNRELEASED_STATUSES, ChunkGroup, ChunkGroups, DuplicatesCheck, EvalItem, extend_evidence, now
+from curate.text.normalize import fold
+from curate.workspace import Workspace
+
+STATUS_RANK = {"verified": 0, "labelled": 1, "draft": 2, "needs_adjudication": 3, "needs_rewrite": 4,
+               "needs_evidence": 5, "quarantined": 6, "rejected": 7}
+SOURCE_RANK = {"human": 0, "production": 1, "synthetic": 2}
+ROWS_PER_BLOCK = 2000
+
+
+@dataclass
+class DupSettings:
+    """Thresholds of the question duplicate check."""
+
+    fuzzy_min: float = 90.0        # rapidfuzz ratio (0-100) on folded questions
+    semantic_min: float | None = 0.92  # cosine of embeddings; None: no semantic pass
+
+
+def question_edges(items: Sequence[EvalItem], settings: DupSettings,
+                   vectors: np.ndarray | None = None, readable: np.ndarray | None = None) -> list[Edge]:
+    """Return the pairs of items whose questions are alike: exact after folding, fuzzy, and
+    semantic between questions the embedding model can read (`readable`, all by default)."""
+    folded = [fold(i.question) for i in items]
+    edges: list[Edge] = []
+    first: dict[str, int] = {}
+    for index, text in enumerate(folded):
+        if text in first:
+            edges.append(Edge(items[first[text]].id, items[index].id, "exact", 100.0))
+        else:
+            first[text] = index
+    exact = {(e.a, e.b) for e in edges}
+    seen = set(exact)
+    for start in range(0, len(items), ROWS_PER_BLOCK):
+        block = process.cdist(folded[start:start + ROWS_PER_BLOCK], folded, scorer=fuzz.ratio,
+                              score_cutoff=settings.fuzzy_min, dtype=np.uint8, workers=-1)
+        for row, column in zip(*np.nonzero(block)):
+            i, j = start + int(row), int(column)
+            if i < j and folded[i] != folded[j]:
+                edges.append(Edge(items[i].id, items[j].id, "fuzzy", float(block[row, column])))
+                seen.add((items[i].id, items[j].id))
+    if vectors is not None and settings.semantic_min is not None and len(items) > 1:
+        if readable is not None:
+            vectors = vectors * readable[:, None]  # unreadable questions match nothing
+        for start in range(0, len(items), ROWS_PER_BLOCK):
+            similarity = vectors[start:start + ROWS_PER_BLOCK] @ vectors.T
+            for row, column in zip(*np.nonzero(similarity >= settings.semantic_min)):
+                i, j = start + int(row), int(column)
+                pair = (items[i].id, items[j].id)
+                if i < j and pair not in seen and folded[i] != folded[j]:
+                    edges.append(Edge(*pair, "semantic", round(float(similarity[row, column]), 3)))
+    return edges
+
+
+def _same_evidence(a: EvalItem, b: EvalItem) -> bool:
+    """Return whether every relevant evidence of each item overlaps one of the other's (same
+    document and overlapping span, or the same chunks when spans are unknown)."""
+    def covered(xs, ys):
+        return all(any(_overlap(x, y) for y in ys) for x in xs)
+    ea = [e for e in a.evidence if e.grade > 0]
+    eb = [e for e in b.evidence if e.grade > 0]
+    return covered(ea, eb) and covered(eb, ea)
+
+
+def _overlap(x, y) -> bool:
+    if None not in (x.doc_id, x.start, y.doc_id, y.start):
+        return x.doc_id == y.doc_id and x.start < y.end and y.start < x.end
+    return bool(set(x.chunk_ids) & set(y.chunk_ids)) or fold(x.text) == fold(y.text)
+
+
+def conflicts(cluster: Cluster, by_id: dict[str, EvalItem]) -> list[str]:
+    """Return what members of a cluster disagree on: evidence, reference answer, answerability."""
+    members = [by_id[m] for m in cluster.members]
+    found = []
+    if any(not _same_evidence(members[0], other) for other in members[1:]):
+        found.append("evidence")
+    answers = {fold(m.reference_answer) for m in members if m.reference_answer}
+    if len(answers) > 1:
+        found.append("reference_answer")
+    if len({m.answerable for m in members}) > 1:
+        found.append("answerable")
+    return found
+
+
+def keeper(members: Sequence[EvalItem]) -> EvalItem:
+    """Return the item a cluster keeps: furthest in curation, then human over production over
+    synthetic, then the oldest."""
+    return min(members, key=lambda i: (STATUS_RANK[i.status], SOURCE_RANK[i.source], i.created_at, i.id))
+
+
+@dataclass
+class DupReport:
+    """Question clusters of a dataset (and chunk groups of a KB when asked)."""
+
+    clusters: list[Cluster]
+    conflicts: dict[int, list[str]]
+    rejected: dict[str, str] = field(default_factory=dict)   # item id -> duplicate_of
+    chunk_groups: list[ChunkGroup] | None = None
+    extended_evidence: int = 0
+    fixed: bool = False                                       # --fix was asked
+    questions: dict[str, str] = field(default_factory=dict)  # item id -> question, for the members
+
+    @property
+    def unresolved(self) -> bool:
+        """Return whether anything is left for a person to look at: label conflicts, clusters not
+        fixed, or duplicate chunks found."""
+        return bool(self.conflicts or (self.clusters and not self.fixed) or self.chunk_groups)
+
+
+def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], settings: DupSettings,
+                           semantic: bool = True) -> list[Cluster]:
+    """Return the clusters of alike questions among `items` (rejected items left out)."""
+    live = [i for i in items if i.status != "rejected"]
+    vectors, readable = question_vectors(workspace, live, semantic and settings.semantic_min is not None)
+    order = {item.id: n for n, item in enumerate(items)}
+    return clusters(question_edges(live, settings, vectors, readable), order)
+
+
+def chunk_groups(index: KBIndex, near_min: float = 90.0) -> list[ChunkGroup]:
+    """Return groups of duplicate chunks: exact after folding, or near (MinHash LSH, then a
+    rapidfuzz ratio of at least `near_min`)."""
+    folded = index.folded
+    ids = [c.chunk_id for c in index.chunks]
+    edges: list[Edge] = []
+    first: dict[str, int] = {}
+    unique: list[int] = []
+    for position, text in enumerate(folded):
+        if not text:
+            continue
+        if text in first:
+            edges.append(Edge(ids[first[text]], ids[position], "exact", 100.0))
+        else:
+            first[text] = position
+            unique.append(position)
+    signature = signatures(index.ngrams, len(folded))
+    keep = np.zeros(len(folded), dtype=bool)
+    keep[unique] = True
+    signature[~keep] = np.iinfo(np.uint64).max
+    for a, b in sorted(candidate_pairs(signature)):
+        score = fuzz.ratio(folded[a], folded[b])
+        if score >= near_min:
+            edges.append(Edge(ids[a], ids[b], "near", round(score, 1)))
+    groups = clusters(edges, {chunk_id: n for n, chunk_id in enumerate(ids)})
+    return [ChunkGroup(chunks=g.members, method="exact" if all(e.method == "exact" for e in g.edges) else "near",
+                       min_score=min(e.score for e in g.edges)) for g in groups]
+
+
+def write_chunk_groups(index: KBIndex, groups: list[ChunkGroup], near_min: float) -> None:
+    """Store the groups as the snapshot's evidence equivalence groups."""
+    ChunkGroups(snapshot=index.snapshot_id, at=now(), near_min=near_min, groups=groups).write(index.groups_path)
+    index.__dict__.pop("copies", None)
+
+
+def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: bool = False,
+               fuzzy_min: float = 90.0, semantic_min: float | None = 0.92, near_min: float = 90.0) -> DupReport:
+    """Cluster alike questions of `dataset` (and, with `kb`, duplicate chunks of its snapshot);
+    with `fix`, keep one item per conflict-free cluster and reject the rest as duplicates."""
+    store = DatasetStore(workspace)
+    meta, items = store.load(dataset)
+    by_id = {i.id: i for i in items}
+    found = find_question_clusters(workspace, items, DupSettings(fuzzy_min, semantic_min),
+                                   semantic=semantic_min is not None)
+    report = DupReport(clusters=found, conflicts={}, fixed=fix,
+                       questions={m: by_id[m].question for c in found for m in c.members})
+    for n, cluster in enumerate(found):
+        disagreement = conflicts(cluster, by_id)
+        if disagreement:
+            report.conflicts[n] = disagreement
+        elif fix:
+            kept = keeper([by_id[m] for m in cluster.members])
+            for member in cluster.members:
+                if member != kept.id:
+                    edge = next(e for e in cluster.edges if member in (e.a, e.b))
+                    by_id[member].duplicate_of = kept.id
+                    by_id[member].set_status("rejected", f"duplicate of {kept.id} ({edge.method} {edge.score:g})",
+                                             by="curate check-dups --fix")
+                    report.rejected[member] = kept.id
+    if kb and meta.kb_snapshot:
+        index = KBIndex(workspace, meta.kb_snapshot)
+        report.chunk_groups = chunk_groups(index, near_min)
+        write_chunk_groups(index, report.chunk_groups, near_min)
+        report.extended_evidence = extend_evidence(items, index.copies)
+    counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
+              "label_conflicts": len(report.conflicts), "rejected": len(report.rejected)}
+    if report.chunk_groups is not None:
+        counts["chunk_groups"] = len(report.chunk_groups)
+    meta.checks.duplicates = DuplicatesCheck(
+        kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
+        outcome="findings" if report.unresolved else "clean", counts=counts,
+        settings={"fuzzy_min": fuzzy_min, "semantic_min": semantic_min, "near_min": near_min})
+    store.save(meta, items)
+    return report

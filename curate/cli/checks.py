@@ -1,0 +1,171 @@
+"""The guard commands of the `curate` CLI: check-dups, check-leakage, split, grade."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from curate.checks.difficulty import assess_difficulty
+from curate.checks.duplicates import check_dups as run_check_dups
+from curate.checks.leakage import LeakSettings
+from curate.checks.leakage import check_leakage as run_check_leakage
+from curate.checks.split import split
+from curate.cli.base import EXIT_FINDINGS, workspace_of
+from curate.cli.display import console, short, table
+from curate.fileio import atomic_write_json
+
+
+@click.command("check-dups")
+@click.option("--dataset", required=True)
+@click.option("--kb", "kb", is_flag=True, help="Also group duplicate chunks of the dataset's KB snapshot; the "
+              "groups become evidence equivalence groups.")
+@click.option("--fix", is_flag=True, help="Keep one item per cluster (not those with label conflicts); "
+              "mark the rest rejected with duplicate_of.")
+@click.option("--fuzzy-min", type=float, default=90.0, show_default=True, help="rapidfuzz ratio on folded questions.")
+@click.option("--semantic-min", type=float, default=0.92, show_default=True, help="Cosine of question embeddings.")
+@click.option("--no-semantic", is_flag=True, help="Skip the embedding pass.")
+@click.option("--near-min", type=float, default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+@click.pass_context
+def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min: float, semantic_min: float,
+               no_semantic: bool, near_min: float, report_path: Path | None) -> None:
+    """Cluster duplicate questions (exact, fuzzy, semantic) and report label conflicts (exit 1 if any found)."""
+    report = run_check_dups(workspace_of(ctx), dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
+                            semantic_min=None if no_semantic else semantic_min, near_min=near_min)
+    out = console()
+    members = sum(len(c.members) for c in report.clusters)
+    out.print(f"{dataset}: {len(report.clusters)} clusters of alike questions ({members} items), "
+              f"{len(report.conflicts)} with label conflicts" + (f"; rejected {len(report.rejected)}" if fix else ""))
+    rows = []
+    for n, cluster in enumerate(report.clusters, start=1):
+        joined = {}
+        for edge in cluster.edges:
+            joined.setdefault(edge.b, f"{edge.method} {edge.score:g} ~ {edge.a}")
+        conflict = ", ".join(report.conflicts.get(n - 1, []))
+        for k, member in enumerate(cluster.members):
+            rows.append((n if k == 0 else "", member, joined.get(member, ""),
+                         conflict if k == 0 else "", "rejected" if member in report.rejected else "",
+                         short(report.questions[member])))
+    if rows:
+        out.print(table(None, ("cluster", "item", "joined by", "conflict", "", "question"), rows))
+    if report.chunk_groups is not None:
+        copies = sum(len(g.chunks) for g in report.chunk_groups)
+        out.print(f"KB: {len(report.chunk_groups)} groups of duplicate chunks ({copies} chunks) stored as evidence "
+                  f"equivalence groups; {report.extended_evidence} evidence entries extended to their copies")
+        if report.chunk_groups:
+            out.print(table(None, ("group", "method", "min score", "chunks"),
+                            [(n, g.method, g.min_score, short(", ".join(g.chunks), 80))
+                             for n, g in enumerate(report.chunk_groups[:50], start=1)]))
+    if report_path:
+        atomic_write_json(report_path, {
+            "clusters": [{"members": c.members, "edges": [asdict(e) for e in c.edges],
+                          "conflicts": report.conflicts.get(n, [])} for n, c in enumerate(report.clusters)],
+            "rejected": report.rejected,
+            "chunk_groups": None if report.chunk_groups is None else [g.model_dump() for g in report.chunk_groups]})
+    ctx.exit(EXIT_FINDINGS if report.unresolved else 0)
+
+
+@click.command("check-leakage")
+@click.option("--dataset", "ref", required=True, help="NAME (the draft) or NAME@vN (a release).")
+@click.option("--kb", help="KB snapshot to check against (default: the dataset's).")
+@click.option("--fix", type=click.Choice(["quarantine", "exclude-docs"]),
+              help="quarantine: mark leaking items (never released); exclude-docs: list their documents for "
+              "evaluation to leave out.")
+@click.option("--allow-docs", multiple=True, metavar="DOC_ID", help="A document meant to hold questions (an FAQ).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+@click.option("--no-semantic", is_flag=True, help="Split leaks from exact and fuzzy matches only.")
+@click.option("--answer-min-chars-zh", type=int, default=25, show_default=True,
+              help="Folded characters from which a Chinese answer is long-form.")
+@click.option("--answer-min-chars-en", type=int, default=60, show_default=True,
+              help="Folded characters from which an English answer is long-form.")
+@click.pass_context
+def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
+                  report_path: Path | None, no_semantic: bool, answer_min_chars_zh: int,
+                  answer_min_chars_en: int) -> None:
+    """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any)."""
+    settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
+    report = run_check_leakage(workspace_of(ctx), ref=ref, kb=kb, fix=fix, allow_docs=allow_docs,
+                               settings=settings, semantic=not no_semantic)
+    out = console()
+    record = report.record
+    found = "clean" if report.clean else f"{len(report.findings)} leaks in {len(record.items)} items"
+    out.print(f"{ref}: {found} ({report.checked} items checked against {report.kb_snapshot})")
+    if report.findings:
+        rows = [(f.item_id, f.kind, f.method, f"{f.score:g}", f.other_item or ", ".join(f.chunk_ids),
+                 short(f.matched, 60)) for f in report.findings]
+        out.print(table(None, ("item", "kind", "method", "score", "where", "matched"), rows))
+    if report.quarantined:
+        out.print(f"quarantined {len(report.quarantined)} items: {', '.join(report.quarantined)}")
+    if report.newly_excluded:
+        out.print(f"excluded documents (evaluation leaves them out): {', '.join(sorted(set(report.newly_excluded)))}")
+    if report.allowed_docs:
+        out.print(f"allowed documents: {', '.join(report.allowed_docs)}")
+    if report_path:
+        atomic_write_json(report_path, {**record.model_dump(mode="json"),
+                                        "findings": [asdict(f) for f in report.findings]})
+    ctx.exit(0 if report.clean else EXIT_FINDINGS)
+
+
+@click.command("split")
+@click.option("--dataset", required=True)
+@click.option("--test-fraction", type=float, default=0.5, show_default=True, help="Share of items in test.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--reassign", is_flag=True, help="Redo every assignment (default: keep items already assigned).")
+@click.option("--synthetic-in-test", is_flag=True, help="Let unverified synthetic items into test.")
+@click.option("--no-semantic", is_flag=True, help="Group alike questions by exact and fuzzy matches only.")
+@click.pass_context
+def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: int, reassign: bool,
+                  synthetic_in_test: bool, no_semantic: bool) -> None:
+    """Assign dev/test: alike questions stay on one side, stratified by difficulty and qtype."""
+    report = split(workspace_of(ctx), dataset=dataset, test_fraction=test_fraction, seed=seed, reassign=reassign,
+                   synthetic_in_test=synthetic_in_test, semantic=not no_semantic)
+    out = console()
+    total = {s: sum(c.get(s, 0) for c in report.counts.values()) for s in ("dev", "test")}
+    out.print(f"{dataset}: dev {total['dev']}, test {total['test']} ({report.units} units, {report.moved} items moved, "
+              f"{report.synthetic_held_in_dev} unverified synthetic kept in dev)")
+    out.print(table(None, ("difficulty/qtype", "dev", "test"),
+                    [(k, v.get("dev", 0), v.get("test", 0)) for k, v in report.counts.items()]))
+    if report.straddling_fixed:
+        out.print(f"alike items that sat on both sides were moved to dev: {', '.join(report.straddling_fixed)}")
+
+
+@click.command("grade")
+@click.option("--dataset", required=True)
+@click.option("--target", default="2:5:3", show_default=True, help="easy:medium:hard mix to aim at.")
+@click.option("--balance", type=int, help="Select (tag balanced-N) a deterministic subset of N meeting the target.")
+@click.option("--dense/--no-dense", default=True, show_default=True,
+              help="Dense ranks need the KB embedded once with the workspace's model.")
+@click.option("--k", type=int, default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_context
+def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool, k: int,
+                       as_json: bool) -> None:
+    """Measure difficulty features, grade easy/medium/hard, compare with the target mix (exit 1 on type misfits)."""
+    report = assess_difficulty(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        ctx.exit(EXIT_FINDINGS if report.misfits else 0)
+    out = console()
+    overall = report.overall
+    out.print(f"{dataset}: {overall.items if overall else 0} items graded against {report.kb_snapshot}, "
+              f"target easy:medium:hard = {target}")
+    rows = []
+    for name, mix in [("all", overall)] + sorted(report.by_qtype.items()):
+        if mix is None:
+            continue
+        rows.append((name, mix.items, *(f"{mix.counts.get(d, 0)} / {mix.target.get(d, 0)}"
+                                         for d in ("easy", "medium", "hard"))))
+    out.print(table("graded / target", ("qtype", "items", "easy", "medium", "hard"), rows))
+    if report.misfits:
+        out.print(table("qtype does not fit the evidence", ("item", "why"), sorted(report.misfits.items())))
+    if report.ungraded:
+        out.print(table("not graded", ("item", "why"), sorted(report.ungraded.items())))
+    if report.balance is not None:
+        b = report.balance
+        out.print(f"balanced subset: {len(b.selected)} of {b.size} items tagged {b.tag} "
+                  f"({', '.join(f'{d} {b.counts.get(d, 0)}/{b.target.get(d, 0)}' for d in ('easy', 'medium', 'hard'))})"
+                  + (f"; {'; '.join(b.missing)}" if b.missing else ""))
+    ctx.exit(EXIT_FINDINGS if report.misfits else 0)

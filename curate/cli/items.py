@@ -1,0 +1,77 @@
+"""`curate init`, `curate import`, `curate remap`: a workspace, items into a draft dataset, evidence
+carried onto another snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from curate.cli.base import EXIT_FINDINGS, workspace_of
+from curate.cli.display import console, report_skipped, table
+from curate.dataset import import_items
+from curate.dataset import remap as run_remap
+from curate.records import SOURCES
+from curate.workspace import init_workspace
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--kb", "default_kb", help="Default KB name or snapshot id.")
+@click.option("--embedding-model", help="sentence-transformers model name or local folder.")
+@click.option("--judge-base-url", help="Base URL of an OpenAI-compatible judge endpoint.")
+@click.option("--judge-model", help="Judge model name.")
+@click.option("--judge-api-key-env", help="NAME of the environment variable holding the judge key.")
+@click.option("--guidelines", help="Folder of relevance guidelines (its hash is the guideline version).")
+def init(directory: Path, **settings: str) -> None:
+    """Create a workspace (curate.toml, kb/, datasets/) in DIRECTORY."""
+    workspace = init_workspace(directory, **settings)
+    click.echo(f"created workspace {workspace.root} ({workspace.config_path.name})")
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--dataset", required=True, help="Dataset to add the items to (created if new).")
+@click.option("--source", required=True, type=click.Choice(SOURCES), help="Where the questions come from.")
+@click.option("--kb", help="KB name or snapshot (JSONL/CSV); name of the KB to create (beir/squad).")
+@click.option("--format", "fmt", type=click.Choice(["auto", "beir", "squad"]), default="auto", show_default=True,
+              help="auto: JSONL or CSV by extension; beir: a BEIR folder; squad: a SQuAD/CMRC2018 file.")
+@click.option("--map", "mapping", multiple=True, metavar="OLD=NEW", help="Read input field OLD as NEW.")
+@click.option("--encoding", default="utf-8", show_default=True)
+@click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
+@click.option("--min-score", type=float, default=90.0, show_default=True,
+              help="Lowest fuzzy score (0-100) at which quoted evidence counts as found.")
+@click.option("--chunker", type=click.Choice(["structure", "fixed"]),
+              help="squad only: chunk paragraphs instead of one chunk per paragraph.")
+@click.option("--chunk-size", type=int, help="squad only: chunk size for --chunker.")
+@click.pass_context
+def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str | None, fmt: str,
+            mapping: tuple[str, ...], encoding: str, skip_invalid: bool, min_score: float,
+            chunker: str | None, chunk_size: int | None) -> None:
+    """Import questions with their answers, key points and evidence into a draft dataset."""
+    report = import_items(workspace_of(ctx), path, dataset=dataset, source=source, kb=kb, format=fmt,
+                          mapping=mapping, encoding=encoding, skip_invalid=skip_invalid, min_score=min_score,
+                          chunker=chunker, chunk_size=chunk_size)
+    report_skipped(report.skipped)
+    located = ", ".join(f"{n} {how}" for how, n in sorted(report.located_by.items())) or "none"
+    click.echo(f"{dataset}: imported {len(report.imported)} items against KB snapshot {report.kb_snapshot}; "
+               f"evidence located: {located}")
+
+
+@click.command()
+@click.option("--dataset", required=True)
+@click.option("--kb", required=True, help="Target KB snapshot (id, id prefix, or KB name for its newest).")
+@click.option("--min-score", type=float, default=90.0, show_default=True, help="Lowest fuzzy score accepted.")
+@click.option("--dry-run", is_flag=True, help="Report without writing.")
+@click.pass_context
+def remap(ctx: click.Context, dataset: str, kb: str, min_score: float, dry_run: bool) -> None:
+    """Map every evidence span onto another snapshot; report what cannot be mapped (exit 1)."""
+    report = run_remap(workspace_of(ctx), dataset=dataset, kb=kb, min_score=min_score, dry_run=dry_run)
+    mapped = ", ".join(f"{n} by {how}" for how, n in sorted(report.mapped.items())) or "none"
+    click.echo(f"{dataset}: {report.source_snapshot} -> {report.target_snapshot}: mapped {mapped}; "
+               f"unmapped {len(report.unmapped)}" + ("" if report.written else " (dry run, nothing written)"))
+    if report.unmapped:
+        rows = [(u.item_id, u.evidence_id, u.doc_id, u.text[:60]) for u in report.unmapped]
+        console().print(table("evidence not mapped (items set to needs_evidence)",
+                              ("item", "evidence", "document", "text"), rows))
+        ctx.exit(EXIT_FINDINGS)

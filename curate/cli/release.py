@@ -1,0 +1,98 @@
+"""`curate release`, `versions`, `diff`, `export`, `show`: immutable releases and what they hold."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from curate.cli.base import workspace_of
+from curate.cli.display import console, counts_table, table
+from curate.dataset import DatasetStore, parse_ref
+from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
+from curate.release import diff as run_diff
+from curate.release import export as run_export
+from curate.release import release as run_release
+
+
+@click.command()
+@click.option("--dataset", required=True)
+@click.option("-m", "--message", required=True, help="What changed in this release.")
+@click.pass_context
+def release(ctx: click.Context, dataset: str, message: str) -> None:
+    """Write the next immutable version vN of a dataset."""
+    manifest = run_release(workspace_of(ctx), dataset=dataset, message=message)
+    log = manifest.changelog
+    click.echo(f"released {dataset}@{manifest.version}: {manifest.items} items "
+               f"(+{len(log['added'])} -{len(log['removed'])} ~{len(log['changed'])}), "
+               f"sha256 {manifest.content_sha256[:16]}")
+
+
+@click.command()
+@click.argument("name")
+@click.pass_context
+def versions(ctx: click.Context, name: str) -> None:
+    """List the releases of a dataset."""
+    releases = Releases(workspace_of(ctx), name)
+    DatasetStore(releases.workspace).meta(name)
+    rows = []
+    for version in releases.versions():
+        m = releases.manifest(version)
+        rows.append((version, m.created_at, m.items, m.kb_snapshot, m.content_sha256[:16], m.message))
+    console().print(table(None, ("version", "created", "items", "kb snapshot", "sha256", "message"), rows))
+
+
+@click.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--json", "as_json", is_flag=True, help="Print the difference as JSON.")
+@click.pass_context
+def diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
+    """Compare two versions (NAME@vN, or NAME for the draft): items and counts."""
+    result = run_diff(workspace_of(ctx), old=old, new=new)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    out = console()
+    out.print(f"{old} -> {new}: {result['items'][0]} -> {result['items'][1]} items; "
+              f"added {len(result['added'])}, removed {len(result['removed'])}, changed {len(result['changed'])}")
+    rows = [("added", i, "") for i in result["added"]] + [("removed", i, "") for i in result["removed"]]
+    rows += [("changed", i, ", ".join(result["changed_fields"][i])) for i in result["changed"]]
+    if rows:
+        out.print(table(None, ("", "item", "fields"), rows))
+    count_rows = [(t, k, a, b, f"{b - a:+d}") for t, values in sorted(result["counts"].items())
+                  for k, (a, b) in values.items()]
+    if count_rows:
+        out.print(table("count changes", ("by", "value", old, new, "change"), count_rows))
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
+              help="jsonl: the items; ragas: ragas rows; beir: a BEIR folder; hf: a Hugging Face dataset (Parquet).")
+@click.option("--out", required=True, help="File (a folder for beir and hf); '-' writes JSONL to standard output.")
+@click.pass_context
+def export(ctx: click.Context, ref: str, fmt: str, out: str) -> None:
+    """Export NAME@vN (or NAME, the draft) as JSONL, ragas rows, a BEIR folder or a Hugging Face dataset."""
+    written = run_export(workspace_of(ctx), ref=ref, format=fmt, out=out)
+    if out != "-":
+        click.echo(f"wrote {out}: " + ", ".join(f"{v} {k}" for k, v in written.items()), err=True)
+
+
+@click.command()
+@click.argument("ref")
+@click.pass_context
+def show(ctx: click.Context, ref: str) -> None:
+    """Summarise a dataset (NAME: the draft) or a release (NAME@vN): counts by source, answerability..."""
+    workspace = workspace_of(ctx)
+    name, version = parse_ref(ref)
+    items, manifest, snapshot = resolve_items(workspace, ref)
+    if version is None:
+        items = DatasetStore(workspace).items(name)
+    head = f"{ref}: {len(items)} items, KB snapshot {snapshot}"
+    if manifest is not None:
+        head += f", sha256 {manifest.content_sha256[:16]}, guideline {manifest.guideline_version or 'none'}"
+    out = console()
+    out.print(head)
+    out.print(counts_table(None, counts(items), ("source", "answerable", "language", "qtype", "split",
+                                                 "difficulty", "status")))

@@ -1,0 +1,228 @@
+"""Building evaluation items from raw records: evidence located in a KB snapshot, key points,
+answerability, qtype, split, source and provenance checked and recorded."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from curate.dataset.locate import Location, Locator
+from curate.errors import InputError, InvalidRecords
+from curate.fileio import dumps_json
+from curate.formats.raw import RawItem
+from curate.progress import progress
+from curate.records import QTYPES, SOURCES, SPLITS, EvalItem, Evidence, KeyPoint, Provenance, evidence_groups
+from curate.text.normalize import language_of
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    dataset: str
+    kb_snapshot: str
+    imported: list[str] = field(default_factory=list)
+    skipped: list[InputError] = field(default_factory=list)
+    located_by: Counter = field(default_factory=Counter)
+
+
+def _bool(value: Any, raw: RawItem, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, str)) and str(value).strip().lower() in ("1", "true", "yes", "y", "t"):
+        return True
+    if isinstance(value, (int, str)) and str(value).strip().lower() in ("0", "false", "no", "n", "f"):
+        return False
+    raise InputError(f"must be true or false, got {value!r}", file=raw.file, line=raw.line, field=raw.label(name))
+
+
+def _text(value: Any, raw: RawItem, name: str, required: bool = False) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise InputError("missing or empty", file=raw.file, line=raw.line, field=raw.label(name))
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise InputError(f"must be text, got {type(value).__name__}", file=raw.file, line=raw.line,
+                         field=raw.label(name))
+    return value.strip()
+
+
+def _list(value: Any, raw: RawItem, name: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise InputError(f"must be a list, got {type(value).__name__}", file=raw.file, line=raw.line,
+                         field=raw.label(name))
+    return value
+
+
+def _evidence_entries(raw: RawItem, locator: Locator) -> list[tuple[str, dict]]:
+    """Return (field label, entry) pairs, each entry with a chunk_id or a text, and a grade."""
+    entries = []
+    for name in ("evidence", "evidence_ids", "evidence_texts"):
+        for index, value in enumerate(_list(raw.fields.get(name), raw, name)):
+            label = f"{raw.label(name)}[{index}]"
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)
+            if isinstance(value, str):
+                if name == "evidence_ids" or (name == "evidence" and value in locator.chunks):
+                    entry = {"chunk_id": value}
+                else:
+                    entry = {"text": value}
+            elif isinstance(value, dict):
+                entry = dict(value)
+                unknown = set(entry) - {"chunk_id", "text", "grade", "doc_id", "start", "end"}
+                if unknown:
+                    raise InputError(f"unknown keys {sorted(unknown)}", file=raw.file, line=raw.line, field=label)
+            else:
+                raise InputError("must be a chunk id, a quoted text or an object", file=raw.file, line=raw.line,
+                                 field=label)
+            grade = entry.get("grade", 2)
+            if grade not in (0, 1, 2) or isinstance(grade, bool):
+                raise InputError(f"grade must be 0, 1 or 2, got {grade!r}", file=raw.file, line=raw.line,
+                                 field=label + ".grade")
+            entries.append((label, entry))
+    return entries
+
+
+def locate_entry(entry: dict, locator: Locator) -> Location | None:
+    """Return where an evidence entry sits in the locator's snapshot, or None."""
+    if entry.get("chunk_id") is not None:
+        return locator.by_chunk_id(str(entry["chunk_id"]))
+    if entry.get("doc_id") is not None and entry.get("start") is not None and entry.get("end") is not None:
+        found = locator.by_span(str(entry["doc_id"]), int(entry["start"]), int(entry["end"]), entry.get("text"))
+        if found is not None:
+            return found
+    if entry.get("text"):
+        return locator.by_text(str(entry["text"]), entry.get("doc_id"))
+    return None
+
+
+def _describe(entry: dict) -> str:
+    if entry.get("chunk_id") is not None:
+        return f"chunk '{entry['chunk_id']}' is not in the KB snapshot"
+    text = str(entry.get("text") or "")
+    short = text if len(text) <= 40 else text[:40] + "..."
+    return f"evidence text not found in the KB snapshot (exact, normalised or fuzzy): {short!r}"
+
+
+def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str, item_id: str) -> EvalItem:
+    """Return the EvalItem of one raw record, its evidence located; raise InputError if it cannot be."""
+    where = {"file": raw.file, "line": raw.line}
+    question = _text(raw.fields.get("question"), raw, "question", required=True)
+    answer = _text(raw.fields.get("reference_answer"), raw, "reference_answer")
+    evidence = []
+    for label, entry in _evidence_entries(raw, locator):
+        found = locate_entry(entry, locator)
+        if found is None:
+            raise InputError(_describe(entry), field=label, **where)
+        evidence.append(Evidence(
+            evidence_id=f"e{len(evidence) + 1}", doc_id=found.doc_id, start=found.start, end=found.end,
+            text=found.text, grade=entry.get("grade", 2), chunk_ids=found.chunk_ids, kb_snapshot=kb_snapshot,
+            located_by=found.located_by, match_score=found.match_score, partial=found.partial))
+    key_points = []
+    known_evidence = {e.evidence_id for e in evidence}
+    for index, value in enumerate(_list(raw.fields.get("key_points"), raw, "key_points")):
+        label = f"key_points[{index}]"
+        if isinstance(value, str):
+            value = {"text": value}
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str) or not value["text"].strip():
+            raise InputError("must be a text or an object with a non-empty 'text'", field=label, **where)
+        ids = value.get("evidence_ids", [])
+        if not isinstance(ids, list) or any(i not in known_evidence for i in ids):
+            raise InputError(f"evidence_ids must name this item's evidence ({', '.join(sorted(known_evidence))})",
+                             field=label + ".evidence_ids", **where)
+        key_points.append(KeyPoint(text=value["text"].strip(), evidence_ids=ids))
+    answerable = _bool(raw.fields["answerable"], raw, "answerable") if "answerable" in raw.fields else True
+    if not answerable and any(e.grade > 0 for e in evidence):
+        raise InputError("an unanswerable item cannot have relevant evidence", field="answerable", **where)
+    qtype = _text(raw.fields.get("qtype"), raw, "qtype")
+    if qtype is None:
+        qtype = "unanswerable" if not answerable else (
+            "multi_evidence" if len(evidence_groups(evidence)) > 1 else "single")
+    elif qtype not in QTYPES:
+        raise InputError(f"unknown qtype {qtype!r} (one of {', '.join(QTYPES)})", field="qtype", **where)
+    split = _text(raw.fields.get("split"), raw, "split")
+    if split is not None and split not in SPLITS:
+        raise InputError(f"unknown split {split!r} (one of {', '.join(SPLITS)})", field="split", **where)
+    tags = [str(t) for t in _list(raw.fields.get("tags"), raw, "tags")]
+    if raw.format == "beir" and raw.fields.get("source") in SOURCES:
+        source = raw.fields["source"]  # a BEIR folder curate exported keeps each item's source
+    if source not in SOURCES:
+        raise InputError(f"unknown source {source!r} (one of {', '.join(SOURCES)})", field="source")
+    original_id = _text(raw.fields.get("id"), raw, "id")
+    try:
+        item = EvalItem(
+            id=item_id, question=question, reference_answer=answer, key_points=key_points, evidence=evidence,
+            answerable=answerable, language=language_of(question), qtype=qtype, split=split, source=source,
+            kb_snapshot=kb_snapshot, tags=tags,
+            provenance=Provenance(file=raw.file, line=raw.line, original_id=original_id, format=raw.format,
+                                  extra=dumps_json(raw.extra) if raw.extra else None))
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, **where) from None
+    if answerable and not any(e.grade > 0 for e in evidence):
+        item.set_status("needs_evidence", "imported without relevant evidence", by="curate import")
+    else:
+        item.set_status("draft", f"imported from {Path(raw.file).name}", by="curate import")
+    return item
+
+
+def derived_id(question: str, taken: set[str]) -> str:
+    """Return a stable id from the question text, made unique against `taken`.
+
+    >>> derived_id("What is LG-4031?", set()) == derived_id("What is LG-4031?", set())
+    True
+    """
+    base = "q-" + hashlib.sha256(question.strip().encode("utf-8")).hexdigest()[:12]
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: Locator, kb_snapshot: str,
+                existing_ids: set[str], skip_invalid: bool) -> tuple[list[EvalItem], list[InputError]]:
+    """Return the items built from `raws` and the errors met; raise if any and not `skip_invalid`."""
+    items: list[EvalItem] = []
+    errors: list[InputError] = []
+    given: dict[str, str] = {}
+    taken = set(existing_ids)
+    for raw in progress(list(raws), "locating evidence", unit="item"):
+        if isinstance(raw, InputError):
+            errors.append(raw)
+            continue
+        try:
+            item_id = _text(raw.fields.get("id"), raw, "id")
+            if item_id is not None:
+                if item_id in given:
+                    raise InputError(f"duplicate id '{item_id}' (first at {given[item_id]})", file=raw.file,
+                                     line=raw.line, field="id")
+                if item_id in existing_ids:
+                    raise InputError(f"id '{item_id}' is already in the dataset", file=raw.file,
+                                     line=raw.line, field="id")
+            else:
+                question = _text(raw.fields.get("question"), raw, "question", required=True)
+                item_id = derived_id(question, taken)
+            item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id)
+            given[item_id] = f"{raw.file}:{raw.line}"
+            taken.add(item_id)
+            items.append(item)
+        except InputError as exc:
+            errors.append(exc)
+    if errors and not skip_invalid:
+        raise InvalidRecords(errors)
+    return items, errors
+
+
+def summarize_locations(items: Sequence[EvalItem]) -> Counter:
+    """Return how many evidence entries were anchored by each method."""
+    return Counter(e.located_by for item in items for e in item.evidence)

@@ -1,0 +1,79 @@
+"""`curate import`: bring items (and, for BEIR/SQuAD, their KB) into a draft dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collections.abc import Iterable
+
+from curate.dataset.build import ImportReport, build_items, summarize_locations
+from curate.dataset.locate import Locator
+from curate.dataset.store import DatasetStore
+from curate.errors import InputError
+from curate.formats.beir import read_beir
+from curate.formats.raw import parse_mapping, read_raw_items
+from curate.formats.squad import read_squad
+from curate.index.kb_index import KBIndex
+from curate.kb import SnapshotStore, chunk_documents, content_sha256, snapshot_id_of
+from curate.records import ChunkerSettings, EvalItem, extend_evidence
+from curate.workspace import Workspace
+
+
+def extend_to_copies(workspace: Workspace, snapshot_id: str, items: Iterable[EvalItem]) -> int:
+    """Extend the items' evidence to every copy of its chunks, if the snapshot has duplicate
+    groups (check-dups --kb); return how many evidence entries changed."""
+    copies = KBIndex(workspace, snapshot_id).copies
+    return extend_evidence(items, copies) if copies else 0
+
+
+FORMATS = ("auto", "beir", "squad")
+
+
+def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str, kb: str | None = None,
+                 format: str = "auto", mapping: list[str] | tuple[str, ...] = (), encoding: str = "utf-8",
+                 skip_invalid: bool = False, min_score: float = 90.0, chunker: str | None = None,
+                 chunk_size: int | None = None) -> ImportReport:
+    """Import the items of `path` into `dataset`; nothing is written if any record is bad
+    (unless `skip_invalid`). BEIR and SQuAD inputs also create their KB snapshot, named `kb`
+    (default: the dataset's name)."""
+    path = Path(path)
+    store = DatasetStore(workspace)
+    snapshots = SnapshotStore(workspace)
+    meta, items = store.load_or_new(dataset)
+    pending = None
+    if format == "auto":
+        raws = read_raw_items(path, parse_mapping(mapping), encoding)
+        snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
+        locator = Locator(snapshots.chunks(snapshot_id), snapshots.documents(snapshot_id), min_score)
+    elif format in ("beir", "squad"):
+        if mapping:
+            raise InputError("--map applies to JSONL/CSV files, not to --format " + format, field="map")
+        if format == "beir":
+            documents, chunks, raws = read_beir(path, encoding)
+            settings = ChunkerSettings(kind="one_per_document" if documents else "imported")
+        else:
+            documents, raws = read_squad(path, encoding)
+            if chunker:
+                settings = ChunkerSettings(kind=chunker, size=chunk_size or 500,
+                                           overlap=50 if chunker == "fixed" else None)
+            else:
+                settings = ChunkerSettings(kind="one_per_document")
+            chunks = chunk_documents(documents, settings)
+        snapshot_id = snapshot_id_of(content_sha256(documents, chunks))
+        pending = (kb or dataset, documents, chunks, settings)
+        locator = Locator(chunks, documents, min_score)
+    else:
+        raise InputError(f"unknown format {format!r} ({', '.join(FORMATS)})", field="format")
+    if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
+        raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
+                         f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
+    new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
+                                     existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
+    extend_to_copies(workspace, snapshot_id, new_items)
+    if pending is not None:
+        name, documents, chunks, settings = pending
+        snapshots.write(name, documents, chunks, settings, sources=[str(path)])
+    meta.kb_snapshot = snapshot_id
+    store.save(meta, items + new_items)
+    return ImportReport(dataset=dataset, kb_snapshot=snapshot_id, imported=[i.id for i in new_items],
+                        skipped=skipped, located_by=summarize_locations(new_items))

@@ -1,0 +1,88 @@
+"""`curate remap`: carry evidence onto another snapshot of the same documents."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from curate.dataset.importer import extend_to_copies
+from curate.dataset.locate import Location, Locator
+from curate.dataset.store import DatasetStore
+from curate.kb import SnapshotStore
+from curate.progress import progress
+from curate.records import Evidence
+from curate.workspace import Workspace
+
+
+@dataclass
+class Unmapped:
+    """One evidence that could not be placed in the target snapshot."""
+
+    item_id: str
+    evidence_id: str
+    doc_id: str | None
+    text: str
+
+
+@dataclass
+class RemapReport:
+    """What a remap did."""
+
+    dataset: str
+    source_snapshot: str | None
+    target_snapshot: str
+    mapped: Counter = field(default_factory=Counter)
+    unmapped: list[Unmapped] = field(default_factory=list)
+    written: bool = False
+
+
+def relocate(evidence: Evidence, locator: Locator) -> Location | None:
+    """Return where `evidence` sits in the locator's snapshot: by span in its document, then by
+    its text in the same document, then anywhere."""
+    if evidence.doc_id is not None and evidence.start is not None and evidence.end is not None:
+        found = locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text)
+        if found is not None:
+            return found
+    if evidence.doc_id is not None:
+        found = locator.by_text(evidence.text, evidence.doc_id)
+        if found is not None:
+            return found
+    return locator.by_text(evidence.text)
+
+
+def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.0,
+          dry_run: bool = False) -> RemapReport:
+    """Map every evidence of `dataset` onto snapshot `kb`; unmapped evidence is kept, marked and
+    reported, and its item goes back to `needs_evidence`."""
+    store = DatasetStore(workspace)
+    snapshots = SnapshotStore(workspace)
+    meta, items = store.load(dataset)
+    target = snapshots.resolve(kb)
+    locator = Locator(snapshots.chunks(target), snapshots.documents(target), min_score)
+    report = RemapReport(dataset=dataset, source_snapshot=meta.kb_snapshot, target_snapshot=target)
+    for item in progress(items, "remapping", unit="item"):
+        lost = []
+        for evidence in item.evidence:
+            found = relocate(evidence, locator)
+            if found is None:
+                evidence.chunk_ids, evidence.located_by, evidence.partial = [], "unmapped", False
+                evidence.match_score = 0.0
+                evidence.kb_snapshot = target
+                lost.append(evidence.evidence_id)
+                report.unmapped.append(Unmapped(item.id, evidence.evidence_id, evidence.doc_id, evidence.text))
+                continue
+            evidence.doc_id, evidence.start, evidence.end = found.doc_id, found.start, found.end
+            evidence.text, evidence.chunk_ids, evidence.partial = found.text, found.chunk_ids, found.partial
+            evidence.located_by, evidence.match_score = found.located_by, found.match_score
+            evidence.kb_snapshot = target
+            report.mapped[found.located_by] += 1
+        item.kb_snapshot = target
+        if lost:
+            item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
+                            by="curate remap")
+    extend_to_copies(workspace, target, items)  # copies in the target snapshot count as the evidence too
+    if not dry_run:
+        meta.kb_snapshot = target
+        store.save(meta, items)
+        report.written = True
+    return report

@@ -1,0 +1,115 @@
+"""Items as users bring them: JSONL or CSV rows with the field names they already have, mapped to
+curate's own names before their evidence is located."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curate.errors import InputError
+from curate.fileio import iter_csv, iter_json_objects
+
+# Canonical field <- names users already have (ragas, BEIR-style exports, home-grown files).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "item_id", "qid", "question_id", "_id"),
+    "question": ("question", "query", "user_input"),
+    "reference_answer": ("reference_answer", "answer", "ground_truth", "reference"),
+    "key_points": ("key_points",),
+    "evidence": ("evidence",),
+    "evidence_ids": ("reference_context_ids", "evidence_ids"),
+    "evidence_texts": ("reference_contexts", "evidence_texts"),
+    "answerable": ("answerable",),
+    "qtype": ("qtype",),
+    "split": ("split",),
+    "tags": ("tags",),
+}
+CANONICAL = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
+LIST_FIELDS = {"key_points", "evidence", "evidence_ids", "evidence_texts", "tags"}
+
+
+@dataclass
+class RawItem:
+    """An item as read from its file, before its evidence is located."""
+
+    file: str
+    line: int
+    fields: dict[str, Any]
+    extra: dict[str, Any]
+    format: str
+    names: dict[str, str] = field(default_factory=dict)
+
+    def label(self, name: str) -> str:
+        """Return the field name the user's file used for canonical field `name`."""
+        return self.names.get(name, name)
+
+
+def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """Return {input field: canonical field} from `old=new` strings.
+
+    >>> parse_mapping(["q=question", "gold=reference_answer"])
+    {'q': 'question', 'gold': 'reference_answer'}
+    """
+    mapping = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old or not new:
+            raise InputError(f"--map expects old=new, got {pair!r}", field="map")
+        if new not in CANONICAL:
+            raise InputError(f"--map {pair}: '{new}' is not a known field ({', '.join(sorted(ALIASES))})",
+                             field="map")
+        mapping[old] = CANONICAL[new]
+    return mapping
+
+
+def _csv_list(value: str, name: str) -> list:
+    value = value.strip()
+    if not value:
+        return []
+    if value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list):
+            return parsed
+    if name in ("tags", "evidence_ids"):
+        return [part.strip() for part in value.replace(",", ";").split(";") if part.strip()]
+    return [value]
+
+
+def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: str = "utf-8",
+                   ) -> Iterable[RawItem | InputError]:
+    """Yield each record of a JSONL or CSV file with its fields mapped to canonical names."""
+    mapping = mapping or {}
+    file = str(path)
+    if path.suffix.lower() == ".csv":
+        fmt = "csv"
+        rows: Iterable = iter_csv(path, encoding)
+    elif path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        fmt = "jsonl"
+        rows = iter_json_objects(path, encoding)
+    else:
+        raise InputError("expected a .jsonl or .csv file (use --format beir|squad for those)", file=file)
+    for line, record in rows:
+        if isinstance(record, InputError):
+            yield record
+            continue
+        fields: dict[str, Any] = {}
+        names: dict[str, str] = {}
+        extra: dict[str, Any] = {}
+        error = None
+        for key, value in record.items():
+            name = mapping.get(key) or CANONICAL.get(key)
+            if name is None:
+                extra[key] = value
+            elif name in fields:
+                error = InputError(f"'{key}' and another field both give {name}", file=file, line=line, field=key)
+            else:
+                if fmt == "csv" and name in LIST_FIELDS and isinstance(value, str):
+                    value = _csv_list(value, name)
+                fields[name] = value
+                names[name] = key
+        yield error or RawItem(file, line, fields, extra, fmt, names)

@@ -1,0 +1,182 @@
+"""Reading what a knowledge base is made of: documents to chunk, or production chunks as they are."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from curate.errors import InputError, InvalidRecords
+from curate.fileio import dumps_json, iter_json_objects, read_text
+from curate.kb.chunking import fixed_spans, structure_spans
+from curate.progress import progress
+from curate.records import Chunk, ChunkerSettings, Document, MetadataValue
+
+DOCUMENT_SUFFIXES = (".txt", ".md", ".jsonl")
+
+
+def sha256_text(text: str) -> str:
+    """Return the hex sha256 of `text` encoded as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _markdown_title(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip() or None
+        if line.strip():
+            return None
+    return None
+
+
+def _scalar_metadata(value: object, *, file: str, line: int | None, field: str) -> dict[str, MetadataValue]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError("must be an object of key: value", file=file, line=line, field=field)
+    out = {}
+    for key, item in value.items():
+        if isinstance(item, (list, dict)):
+            item = dumps_json(item)
+        out[str(key)] = item
+    return out
+
+
+def _required_string(record: dict, key: str, *, file: str, line: int) -> str:
+    value = record.get(key)
+    if value is None or value == "":
+        raise InputError("missing", file=file, line=line, field=key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and key.endswith("id"):
+        return str(value)
+    if not isinstance(value, str):
+        raise InputError(f"must be a string, got {type(value).__name__}", file=file, line=line, field=key)
+    return value
+
+
+def _expand(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
+    """Return (file, root) pairs: files as given, folders walked for document files."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            for file in sorted(path.rglob("*")):
+                if file.is_file() and file.suffix in DOCUMENT_SUFFIXES:
+                    found.append((file, path))
+        elif path.suffix in DOCUMENT_SUFFIXES:
+            found.append((path, path.parent))
+        elif not path.exists():
+            raise InputError("no such file or folder", file=str(path))
+        else:
+            raise InputError(f"unsupported document type; expected one of {', '.join(DOCUMENT_SUFFIXES)}",
+                             file=str(path))
+    return found
+
+
+def read_documents(paths: Iterable[Path], encoding: str = "utf-8") -> list[Document]:
+    """Return the documents in .txt/.md files and .jsonl records (`doc_id`, `text`, `title`, `metadata`)."""
+    documents: list[Document] = []
+    seen: dict[str, str] = {}
+    errors: list[InputError] = []
+
+    def keep(doc: Document, file: Path, line: int | None) -> None:
+        where = f"{file}:{line}" if line else str(file)
+        if doc.doc_id in seen:
+            errors.append(InputError(f"duplicate doc_id '{doc.doc_id}' (first at {seen[doc.doc_id]})",
+                                     file=str(file), line=line, field="doc_id"))
+            return
+        seen[doc.doc_id] = where
+        documents.append(doc)
+
+    for file, root in _expand(paths):
+        if file.suffix == ".jsonl":
+            for line, record in iter_json_objects(file, encoding):
+                try:
+                    if isinstance(record, InputError):
+                        raise record
+                    doc_id = _required_string(record, "doc_id", file=str(file), line=line)
+                    text = _required_string(record, "text", file=str(file), line=line)
+                    title = record.get("title")
+                    if title is not None and not isinstance(title, str):
+                        raise InputError("must be a string", file=str(file), line=line, field="title")
+                    metadata = _scalar_metadata(record.get("metadata"), file=str(file), line=line, field="metadata")
+                    keep(Document(doc_id=doc_id, text=text, title=title, metadata=metadata,
+                                  text_sha256=sha256_text(text)), file, line)
+                except InputError as exc:
+                    errors.append(exc)
+        else:
+            text = read_text(file, encoding)
+            doc_id = file.relative_to(root).as_posix()
+            title = _markdown_title(text) if file.suffix == ".md" else None
+            keep(Document(doc_id=doc_id, text=text, title=title, text_sha256=sha256_text(text)), file, None)
+    if errors:
+        raise InvalidRecords(errors)
+    return documents
+
+
+def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings) -> list[Chunk]:
+    """Return the chunks of `documents` under `settings`; each chunk's text is source[start:end]."""
+    chunks: list[Chunk] = []
+    for doc in progress(documents, "chunking", unit="doc"):
+        if settings.kind == "fixed":
+            spans = fixed_spans(doc.text, size=settings.size, overlap=settings.overlap or 0)
+        elif settings.kind == "structure":
+            spans = structure_spans(doc.text, size=settings.size)
+        elif settings.kind == "one_per_document":
+            spans = None
+        else:
+            raise ValueError(f"cannot chunk with {settings.kind!r}")
+        base: dict[str, MetadataValue] = {"title": doc.title} if doc.title else {}
+        if spans is None:
+            chunks.append(Chunk(chunk_id=doc.doc_id, doc_id=doc.doc_id, text=doc.text, start=0,
+                                end=len(doc.text), text_sha256=doc.text_sha256, metadata=base | doc.metadata))
+            continue
+        for index, span in enumerate(spans):
+            text = doc.text[span.start:span.end]
+            metadata = base | doc.metadata | ({"section": span.section} if getattr(span, "section", "") else {})
+            chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{index}", doc_id=doc.doc_id, text=text,
+                                start=span.start, end=span.end, text_sha256=sha256_text(text),
+                                metadata=metadata))
+    return chunks
+
+
+def read_production_chunks(path: Path, encoding: str = "utf-8",
+                           skip_invalid: bool = False) -> tuple[list[Chunk], list[InputError]]:
+    """Return the chunks of a production JSONL file as they are, and the lines skipped."""
+    file = str(path)
+    chunks: list[Chunk] = []
+    errors: list[InputError] = []
+    seen: dict[str, int] = {}
+    for line, record in iter_json_objects(Path(path), encoding):
+        try:
+            if isinstance(record, InputError):
+                raise record
+            chunk_id = _required_string(record, "chunk_id", file=file, line=line)
+            doc_id = _required_string(record, "doc_id", file=file, line=line)
+            text = _required_string(record, "text", file=file, line=line)
+            start, end = record.get("start"), record.get("end")
+            if (start is None) != (end is None):
+                raise InputError("give both start and end, or neither", file=file, line=line,
+                                 field="end" if end is None else "start")
+            for key, value in (("start", start), ("end", end)):
+                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                    raise InputError("must be a non-negative integer", file=file, line=line, field=key)
+            if start is not None and end - start != len(text):
+                raise InputError(f"end - start = {end - start} but the text has {len(text)} characters",
+                                 file=file, line=line, field="end")
+            if chunk_id in seen:
+                raise InputError(f"duplicate chunk_id '{chunk_id}' (first on line {seen[chunk_id]})",
+                                 file=file, line=line, field="chunk_id")
+            metadata = _scalar_metadata(record.get("metadata"), file=file, line=line, field="metadata")
+            if isinstance(record.get("title"), str):
+                metadata.setdefault("title", record["title"])
+            seen[chunk_id] = line
+            chunks.append(Chunk(chunk_id=chunk_id, doc_id=doc_id, text=text, start=start, end=end,
+                                text_sha256=sha256_text(text), metadata=metadata))
+        except InputError as exc:
+            errors.append(exc)
+        except ValidationError as exc:
+            errors.append(InputError.from_validation(exc, file=file, line=line))
+    if errors and not skip_invalid:
+        raise InvalidRecords(errors)
+    return chunks, errors

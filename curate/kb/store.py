@@ -1,0 +1,166 @@
+"""Knowledge-base snapshots: documents chunked with source offsets, stored by content hash."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from curate.errors import InputError, NotFound
+from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
+from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
+from curate.records import Chunk, ChunkerSettings, Document, KBNames, SnapshotManifest, now, validate_lines
+from curate.workspace import Workspace
+
+
+def content_sha256(documents: Sequence[Document], chunks: Sequence[Chunk]) -> str:
+    """Return the sha256 that identifies a snapshot: documents and chunks, in order."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(b"D" + dumps_json(doc.model_dump(mode="json")).encode("utf-8") + b"\n")
+    for chunk in chunks:
+        digest.update(b"C" + dumps_json(chunk.model_dump(mode="json")).encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def snapshot_id_of(digest: str) -> str:
+    """Return the snapshot id of a content sha256: 'kb-' and its first 16 hex digits."""
+    return "kb-" + digest[:16]
+
+
+class SnapshotStore:
+    """The snapshots of a workspace: kb/snapshots/<id>/ plus kb/names.json."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self.root = workspace.kb_dir / "snapshots"
+        self.names_path = workspace.kb_dir / "names.json"
+
+    def names(self) -> dict[str, list[str]]:
+        """Return {name: [snapshot ids, oldest first]}."""
+        if not self.names_path.exists():
+            return {}
+        return KBNames.read(self.names_path).names
+
+    def write(self, name: str, documents: Sequence[Document], chunks: Sequence[Chunk],
+              chunker: ChunkerSettings, sources: Sequence[str] = ()) -> SnapshotManifest:
+        """Store a snapshot (once per content) under `name` and return its manifest."""
+        if not name or "@" in name or "/" in name:
+            raise InputError(f"KB name {name!r} must be non-empty and contain no '@' or '/'", field="name")
+        if not chunks:
+            raise InputError("no chunks: the input holds no text", field="text")
+        ids = [c.chunk_id for c in chunks]
+        if len(set(ids)) != len(ids):
+            raise InputError("chunk ids are not unique", field="chunk_id")
+        digest = content_sha256(documents, chunks)
+        snapshot_id = snapshot_id_of(digest)
+        folder = self.root / snapshot_id
+        if (folder / "manifest.json").exists():
+            manifest = self.manifest(snapshot_id)
+        else:
+            manifest = SnapshotManifest(
+                snapshot_id=snapshot_id, content_sha256=digest, name=name, chunker=chunker,
+                documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
+                created_at=now(), sources=[str(s) for s in sources])
+            with atomic_directory(folder) as tmp:
+                (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
+                (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
+                manifest.write(tmp / "manifest.json")
+        names = self.names()
+        history = names.setdefault(name, [])
+        if not history or history[-1] != snapshot_id:
+            if snapshot_id in history:
+                history.remove(snapshot_id)
+            history.append(snapshot_id)
+            KBNames(names=names).write(self.names_path)
+        return manifest
+
+    def all_ids(self) -> list[str]:
+        """Return every stored snapshot id."""
+        if not self.root.exists():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if (p / "manifest.json").exists())
+
+    def resolve(self, ref: str | None) -> str:
+        """Return the snapshot id a reference names: an id, an id prefix, a KB name (its newest
+        snapshot), NAME@ID-PREFIX, or None for the workspace's default KB."""
+        if not ref:
+            ref = self.workspace.setting("kb", "default")
+            if not ref:
+                names = self.names()
+                if len(names) == 1:
+                    ref = next(iter(names))
+                else:
+                    raise InputError("no KB given: pass --kb NAME or set [kb] default in curate.toml"
+                                     + (f" (KBs: {', '.join(sorted(names))})" if names else ""), field="kb")
+        names = self.names()
+        name, _, prefix = ref.partition("@")
+        if prefix:
+            candidates = [i for i in names.get(name, []) if i.startswith(prefix) or i[3:].startswith(prefix)]
+        elif ref in names:
+            return names[ref][-1]
+        else:
+            candidates = [i for i in self.all_ids() if i.startswith(ref) or i[3:].startswith(ref)]
+        if len(candidates) == 1:
+            return candidates[0]
+        if not candidates:
+            known = ", ".join(sorted(names)) or "none yet"
+            raise NotFound(f"no KB snapshot '{ref}' (KB names: {known})")
+        raise NotFound(f"KB snapshot '{ref}' is ambiguous: {', '.join(candidates)}")
+
+    def manifest(self, snapshot_id: str) -> SnapshotManifest:
+        """Return the manifest of a stored snapshot."""
+        path = self.root / snapshot_id / "manifest.json"
+        if not path.exists():
+            raise NotFound(f"no KB snapshot '{snapshot_id}'")
+        return SnapshotManifest.read(path)
+
+    def chunks(self, snapshot_id: str) -> list[Chunk]:
+        """Return a snapshot's chunks in order."""
+        return list(_load_records(self.root / snapshot_id / "chunks.jsonl", Chunk))
+
+    def documents(self, snapshot_id: str) -> list[Document]:
+        """Return a snapshot's source documents (empty for imported production chunks)."""
+        return list(_load_records(self.root / snapshot_id / "documents.jsonl", Document))
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: str, mtime_ns: int, size: int, model: type) -> tuple:
+    return tuple(validate_lines(model, Path(path)))
+
+
+def _load_records(path: Path, model: type) -> tuple:
+    """Return the validated records of one of a snapshot's JSONL files (cached while unchanged)."""
+    if not path.exists():
+        raise NotFound(f"missing {path}")
+    stat = path.stat()
+    return _load_cached(str(path), stat.st_mtime_ns, stat.st_size, model)
+
+
+def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: str | None = None,
+           size: int | None = None, overlap: int | None = None, encoding: str = "utf-8") -> SnapshotManifest:
+    """Read documents, chunk them and store the snapshot; return its manifest."""
+    chunker = chunker or workspace.setting("kb", "chunker", "structure")
+    size = size or int(workspace.setting("kb", "chunk_size", 500))
+    overlap = overlap if overlap is not None else int(workspace.setting("kb", "chunk_overlap", 50))
+    if chunker not in ("fixed", "structure"):
+        raise InputError(f"unknown chunker {chunker!r} (fixed or structure)", field="chunker")
+    if size <= 0 or (chunker == "fixed" and not 0 <= overlap < size):
+        raise InputError(f"need chunk size > 0 and 0 <= overlap < size (size={size}, overlap={overlap})",
+                         field="chunk_size")
+    settings = ChunkerSettings(kind=chunker, size=size, overlap=overlap if chunker == "fixed" else None)
+    documents = read_documents(paths, encoding)
+    if not documents:
+        raise InputError("no .txt, .md or .jsonl documents found", file=", ".join(map(str, paths)))
+    chunks = chunk_documents(documents, settings)
+    return SnapshotStore(workspace).write(name, documents, chunks, settings, sources=[str(p) for p in paths])
+
+
+def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str = "utf-8",
+                  skip_invalid: bool = False) -> tuple[SnapshotManifest, list[InputError]]:
+    """Store production chunks as they are; return the manifest and the lines skipped."""
+    chunks, skipped = read_production_chunks(Path(path), encoding, skip_invalid)
+    manifest = SnapshotStore(workspace).write(name, [], chunks, ChunkerSettings(kind="imported"),
+                                              sources=[str(path)])
+    return manifest, skipped

@@ -1,0 +1,74 @@
+"""Records: a pydantic model, with a docstring on every field, for every file curate writes.
+
+- `kb`: snapshot manifest, documents, chunks, KB names, duplicate-chunk groups;
+- `item`: evaluation items with their evidence, key points and status history;
+- `evidence`: the one rule of what counts as one piece of evidence (evidence groups);
+- `checks`: one `CheckRecord` base for every check, and the dataset's own record;
+- `release`: the release manifest;
+- `judge`: the judge's cached answers;
+- `annotation`: what was pushed to Argilla.
+
+Each versioned record is read back through `VersionedRecord.read` / `parse` (one reader per kind);
+a newer schema version stops with one line.
+"""
+
+from curate.records.annotation import AnnotationState, ArgillaTarget, PushedItem
+from curate.records.base import Record, VersionedRecord, now, read_jsonl, validate_lines
+from curate.records.evidence import EvidenceGroup, evidence_groups, extend_evidence
+from curate.records.checks import (
+    AnnotationCheck,
+    BalanceRecord,
+    CheckRecord,
+    ConsistencyCheck,
+    DatasetChecks,
+    DatasetMeta,
+    DifficultyCheck,
+    DuplicatesCheck,
+    JudgeUsage,
+    LeakageCheck,
+    LeakageDocs,
+    Outcome,
+    SplitCheck,
+)
+from curate.records.item import (
+    DIFFICULTIES,
+    QTYPES,
+    SOURCES,
+    SPLITS,
+    STATUSES,
+    UNRELEASED_STATUSES,
+    Difficulty,
+    EvalItem,
+    Evidence,
+    KeyPoint,
+    Language,
+    Provenance,
+    QType,
+    RelevanceGrade,
+    Source,
+    Split,
+    Status,
+    StatusChange,
+)
+from curate.records.judge import JudgeCacheEntry, TokenUsage
+from curate.records.kb import (
+    Chunk,
+    ChunkerSettings,
+    ChunkGroup,
+    ChunkGroups,
+    Document,
+    KBNames,
+    MetadataValue,
+    SnapshotManifest,
+)
+from curate.records.release import ReleaseManifest
+
+__all__ = [
+    "AnnotationCheck", "AnnotationState", "ArgillaTarget", "BalanceRecord", "CheckRecord", "Chunk", "ChunkGroup",
+    "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
+    "Difficulty", "DifficultyCheck", "Document", "DuplicatesCheck", "EvalItem", "Evidence", "EvidenceGroup", "JudgeCacheEntry", "JudgeUsage",
+    "KBNames", "KeyPoint", "Language", "LeakageCheck", "LeakageDocs", "MetadataValue", "Outcome", "Provenance",
+    "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
+    "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
+    "UNRELEASED_STATUSES", "VersionedRecord", "evidence_groups", "extend_evidence", "now", "read_jsonl", "validate_lines",
+]

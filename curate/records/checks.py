@@ -1,0 +1,199 @@
+"""Records of the checks a dataset has been through, kept in its dataset.json and copied into each
+release's manifest, and the dataset's own record that holds them.
+
+Every check record shares one base, `CheckRecord`: when it ran, against which KB snapshot and
+which items (a hash of their content), with which settings, its outcome and its counts. The
+outcome is one of three words and nothing else decides whether a check passed:
+
+- ``clean``: the check ran on every item and found nothing;
+- ``findings``: it found something a person should look at;
+- ``incomplete``: part of the check could not be done (the judge gave no verdict, annotators have
+  not answered, an item could not be measured), so it cannot say "clean".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from curate.records.base import Record, VersionedRecord, now
+
+Outcome = Literal["clean", "findings", "incomplete"]
+
+
+class CheckRecord(VersionedRecord):
+    """What one run of a check saw and found."""
+
+    at: str = Field(default_factory=now, description="When the check ran (UTC).")
+    kb_snapshot: str | None = Field(None, description="KB snapshot the check ran against.")
+    items_sha256: str | None = Field(
+        None, description="sha256 of the content of the items checked, in id order; the check speaks for "
+        "a set of items only while it matches.")
+    settings: dict[str, Any] = Field(default_factory=dict, description="The thresholds and options it ran with.")
+    outcome: Outcome = Field(description="clean, findings or incomplete (see the module docstring).")
+    counts: dict[str, int] = Field(default_factory=dict, description="What it counted, by kind.")
+    current: bool | None = Field(
+        None, description="In a release manifest: True when the check saw exactly the released items; "
+        "None in a dataset's own record.")
+
+    @property
+    def clean(self) -> bool:
+        """Return whether the outcome is clean."""
+        return self.outcome == "clean"
+
+
+class LeakageCheck(CheckRecord):
+    """`curate check-leakage`: evaluation text in the KB, alike items across the split."""
+
+    ref: str = Field(description="What was checked: NAME (the draft) or NAME@vN (a release).")
+    checked: int = Field(description="Items checked.")
+    items: list[str] = Field(default_factory=list, description="Ids of the items with findings.")
+    allowed_docs: list[str] = Field(default_factory=list, description="Documents meant to hold questions.")
+    excluded_docs: list[str] = Field(default_factory=list, description="Documents evaluation leaves out.")
+
+
+class JudgeUsage(Record):
+    """What a check or a run asked of the judge."""
+
+    requests: int = Field(0, description="Requests sent to the endpoint.")
+    cache_hits: int = Field(0, description="Verdicts served from the disk cache.")
+    prompt_tokens: int = Field(0, description="Prompt tokens the judge reported.")
+    completion_tokens: int = Field(0, description="Completion tokens the judge reported.")
+    cost_usd: float | None = Field(None, description="Cost from the price table; None when the model has no price.")
+
+
+class ConsistencyCheck(CheckRecord):
+    """`curate check-consistency`: does each item hold together, by the judge's reading."""
+
+    judge: dict[str, Any] = Field(description="The judge's configuration (the key's variable name, never a key).")
+    prompt_versions: dict[str, str] = Field(description="Version hash of every prompt, by 'name/language'.")
+    items: int = Field(description="Items checked.")
+    tasks: int = Field(description="Questions asked per repeat.")
+    flagged: list[str] = Field(default_factory=list, description="Items flagged (now needs_rewrite).")
+    unstable: list[str] = Field(default_factory=list, description="Items whose verdict flipped between repeats.")
+    unscored: dict[str, int] = Field(default_factory=dict, description="Checks with no verdict, by reason.")
+    usage: JudgeUsage = Field(default_factory=JudgeUsage, description="What was asked of the judge.")
+
+
+class DuplicatesCheck(CheckRecord):
+    """`curate check-dups`: clusters of alike questions, label conflicts, duplicate chunks."""
+
+
+class SplitCheck(CheckRecord):
+    """`curate split`: the dev/test assignment (counts per side)."""
+
+    units: int = Field(description="Units assigned: clusters of alike questions and single items.")
+
+
+class BalanceRecord(Record):
+    """A balanced subset tagged by `curate grade --balance`."""
+
+    size: int = Field(description="Items asked for.")
+    tag: str = Field(description="Tag the selected items carry.")
+    selected: int = Field(description="Items selected.")
+    counts: dict[str, int] = Field(description="Selected items per difficulty.")
+    missing: list[str] = Field(default_factory=list, description="What the pool lacked.")
+
+
+class DifficultyCheck(CheckRecord):
+    """`curate grade`: measured difficulty, the mix against the target, qtype fit."""
+
+    graded: int = Field(description="Items given a difficulty.")
+    ungraded: int = Field(description="Answerable items with no gold chunk to measure.")
+    misfits: int = Field(description="Items whose qtype does not fit their evidence.")
+    by_qtype: dict[str, dict[str, int]] = Field(default_factory=dict, description="Difficulty counts per qtype.")
+    target: str = Field(description="The easy:medium:hard target, as given.")
+    target_counts: dict[str, int] = Field(default_factory=dict, description="What the target asks of the graded items.")
+    balance: BalanceRecord | None = Field(None, description="The balanced subset, when one was asked for.")
+
+
+class AnnotationCheck(CheckRecord):
+    """`curate annotate pull`: labels applied from Argilla and how far annotators agree."""
+
+    argilla: dict[str, Any] = Field(default_factory=dict, description="The Argilla URL, dataset and workspace.")
+    guideline_version: str | None = Field(None, description="Guideline version the labels follow.")
+    conflict_items: list[str] = Field(default_factory=list, description="Items changed here after their push.")
+    agreement: dict[str, Any] = Field(default_factory=dict, description="Krippendorff's alpha and Cohen's kappa.")
+
+
+class DatasetChecks(Record):
+    """The latest record of each check a dataset has been through."""
+
+    leakage: LeakageCheck | None = Field(None, description="check-leakage of the draft.")
+    consistency: ConsistencyCheck | None = Field(None, description="check-consistency.")
+    duplicates: DuplicatesCheck | None = Field(None, description="check-dups.")
+    split: SplitCheck | None = Field(None, description="split.")
+    difficulty: DifficultyCheck | None = Field(None, description="grade.")
+    annotation: AnnotationCheck | None = Field(None, description="annotate pull.")
+
+    def present(self) -> dict[str, CheckRecord]:
+        """Return the checks that have run, by name."""
+        return {name: getattr(self, name) for name in type(self).model_fields if getattr(self, name) is not None}
+
+
+class DatasetMeta(VersionedRecord):
+    """datasets/NAME/dataset.json: a draft dataset's KB snapshot and the checks it has been through."""
+
+    SCHEMA = 2
+    name: str = Field(description="Dataset name.")
+    kb_snapshot: str | None = Field(None, description="KB snapshot the items' evidence refers to.")
+    items_sha256: str | None = Field(None, description="sha256 of items.jsonl as last saved with this record.")
+    created_at: str = Field(default_factory=now, description="When the dataset was created (UTC).")
+    checks: DatasetChecks = Field(default_factory=DatasetChecks, description="The latest result of each check.")
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Schema 1 kept each check as a free dict with a `clean` flag."""
+        return {**data, "checks": upgrade_checks(data.get("checks") or {})}
+
+
+class LeakageDocs(VersionedRecord):
+    """datasets/NAME/leakage_docs.json: documents check-leakage accepts or evaluation leaves out."""
+
+    SCHEMA = 2
+    allow: dict[str, str] = Field(default_factory=dict, description="Document id -> note: meant to hold questions.")
+    exclude: dict[str, str] = Field(default_factory=dict, description="Document id -> why evaluation leaves it out.")
+
+
+# -- schema 1 ------------------------------------------------------------------------------------
+
+def upgrade_checks(old: dict[str, dict]) -> dict[str, dict]:
+    """Return schema-1 check dicts as schema-2 check records (outcome from the old `clean` flag)."""
+    new: dict[str, dict] = {}
+    for name, record in old.items():
+        if not isinstance(record, dict) or name not in DatasetChecks.model_fields:
+            continue
+        r = dict(record)
+        base = {"at": r.get("at") or now(), "kb_snapshot": r.get("kb_snapshot"), "items_sha256": r.get("items_sha256"),
+                "settings": r.get("settings") or {}, "current": r.get("current"),
+                "outcome": "clean" if r.get("clean", True) else "findings"}
+        if name == "leakage":
+            new[name] = {**base, "ref": r.get("ref", ""), "checked": r.get("checked", 0), "items": r.get("items", []),
+                         "allowed_docs": r.get("allowed_docs", []), "excluded_docs": r.get("excluded_docs", []),
+                         "counts": r.get("counts", {})}
+        elif name == "consistency":
+            new[name] = {**base, "judge": r.get("judge", {}), "prompt_versions": r.get("prompt_versions", {}),
+                         "items": r.get("items", 0), "tasks": r.get("tasks", 0), "flagged": r.get("flagged", []),
+                         "unstable": r.get("unstable", []), "unscored": r.get("unscored", {}),
+                         "settings": {"repeat": r.get("repeat"), "k": r.get("k")},
+                         "usage": {"requests": r.get("requests", 0), "cache_hits": r.get("cache_hits", 0),
+                                   "prompt_tokens": r.get("prompt_tokens", 0),
+                                   "completion_tokens": r.get("completion_tokens", 0), "cost_usd": r.get("cost_usd")}}
+        elif name == "duplicates":
+            counts = {k: r[k] for k in ("clusters", "items_in_clusters", "label_conflicts", "rejected", "chunk_groups")
+                      if isinstance(r.get(k), int)}
+            new[name] = {**base, "counts": counts}
+        elif name == "split":
+            new[name] = {**base, "units": r.get("units", 0), "counts": r.get("counts", {}),
+                         "settings": {k: r.get(k) for k in ("seed", "test_fraction", "reassign", "synthetic_in_test")}}
+        elif name == "difficulty":
+            new[name] = {**base, "graded": r.get("graded", 0), "ungraded": r.get("ungraded", 0),
+                         "misfits": r.get("misfits", 0), "by_qtype": r.get("by_qtype", {}),
+                         "target": r.get("target", ""), "target_counts": r.get("target_counts", {}),
+                         "balance": r.get("balance"), "counts": r.get("counts", {})}
+        elif name == "annotation":
+            new[name] = {**base, "argilla": r.get("argilla", {}), "guideline_version": r.get("guideline_version"),
+                         "conflict_items": r.get("conflicts", []), "agreement": r.get("agreement", {}),
+                         "counts": {k: r[k] for k in ("labelled", "needs_adjudication", "pending") if isinstance(r.get(k), int)}}
+    return new

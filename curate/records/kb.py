@@ -1,0 +1,95 @@
+"""Records of a knowledge-base snapshot: its documents, chunks and manifest, the KB names, and the
+groups of duplicate chunks that `check-dups --kb` finds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from curate.records.base import Record, VersionedRecord
+
+MetadataValue = str | int | float | bool | None
+
+
+class Chunk(Record):
+    """One retrievable unit of a knowledge base, anchored in its source document.
+
+    A line of a snapshot's chunks.jsonl, read under the schema version of the snapshot's manifest
+    (the chunk's own fields go into the snapshot's content hash, so a line carries no version)."""
+
+    chunk_id: str = Field(description="Unique id within the snapshot (production's own id on import).")
+    doc_id: str = Field(description="Id of the source document.")
+    text: str = Field(description="The chunk text exactly as retrieval sees it.")
+    start: int | None = Field(None, ge=0, description="Character offset of the chunk in its document (None if unknown).")
+    end: int | None = Field(None, ge=0, description="Character offset one past the chunk's end (None if unknown).")
+    text_sha256: str = Field(description="sha256 of `text` (UTF-8).")
+    metadata: dict[str, MetadataValue] = Field(
+        default_factory=dict, description="Free metadata: title, heading path, version, permission scope.")
+
+
+class Document(Record):
+    """A source document as ingested; kept so evidence spans can be re-anchored (a line of
+    documents.jsonl, read under the manifest's schema version)."""
+
+    doc_id: str = Field(description="Document id (file stem, or the `doc_id` given in JSONL).")
+    text: str = Field(description="Full document text; chunk offsets index into it.")
+    title: str | None = Field(None, description="Title, if the source had one.")
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict, description="Free metadata.")
+    text_sha256: str = Field(description="sha256 of `text`.")
+
+
+ChunkerKind = Literal["fixed", "structure", "one_per_document", "imported"]
+
+
+class ChunkerSettings(Record):
+    """How a snapshot was chunked."""
+
+    kind: ChunkerKind = Field(
+        description="fixed windows, structure-aware, one chunk per document, or production chunks imported as they are.")
+    size: int | None = Field(None, description="Maximum chunk length in characters.")
+    overlap: int | None = Field(None, description="Characters shared by consecutive fixed windows.")
+
+
+class SnapshotManifest(VersionedRecord):
+    """What a KB snapshot holds and how it was made (kb/snapshots/ID/manifest.json); `snapshot_id`
+    is a hash of its content."""
+
+    snapshot_id: str = Field(description="'kb-' + the first 16 hex digits of `content_sha256`.")
+    content_sha256: str = Field(description="sha256 over the documents and chunks (names and dates excluded).")
+    name: str = Field(description="KB name given at ingest/import (a snapshot may carry several over time).")
+    chunker: ChunkerSettings = Field(description="Chunker settings.")
+    documents: int = Field(description="Number of source documents (0 for imported chunks without documents).")
+    chunks: int = Field(description="Number of chunks.")
+    characters: int = Field(description="Total characters over all chunks.")
+    created_at: str = Field(description="When this snapshot was first written (UTC).")
+    sources: list[str] = Field(default_factory=list, description="Paths the content was read from.")
+
+
+class KBNames(VersionedRecord):
+    """kb/names.json: which snapshots each KB name has had, oldest first (the last is current)."""
+
+    SCHEMA = 2
+    names: dict[str, list[str]] = Field(default_factory=dict, description="KB name -> snapshot ids, oldest first.")
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Schema 1 was the bare mapping {name: [snapshot ids]}."""
+        return data if "names" in data else {"names": {k: v for k, v in data.items() if k != "schema_version"}}
+
+
+class ChunkGroup(Record):
+    """Chunks that are copies of one another: finding any one of them finds the others' evidence."""
+
+    chunks: list[str] = Field(description="Chunk ids of the group, in snapshot order.")
+    method: Literal["exact", "near"] = Field(description="exact after folding, or near (MinHash, then rapidfuzz).")
+    min_score: float = Field(description="Lowest similarity (0-100) among the pairs that joined the group.")
+
+
+class ChunkGroups(VersionedRecord):
+    """kb/index/ID/groups.json: the snapshot's evidence equivalence groups, from `check-dups --kb`."""
+
+    snapshot: str = Field(description="Snapshot id the chunk ids belong to.")
+    at: str = Field(description="When the groups were found (UTC).")
+    near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")
+    groups: list[ChunkGroup] = Field(default_factory=list, description="The groups of two or more chunks.")

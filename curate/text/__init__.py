@@ -1,0 +1,1 @@
+"""Text for matching: normalisation and folding, near-verbatim containment, sentences."""

@@ -1,0 +1,78 @@
+"""`evalrun run` and `evalrun verify`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from curate import CurateError, InputError, Releases, load_release, parse_ref, workspace_of
+from evalrun.cli.show import print_summary
+from evalrun.records import RunSettings
+from evalrun.runner import run
+
+WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
+                         help="The curate workspace (default: the root --workspace, else found from here up).")
+
+
+def parse_ks(text: str) -> list[int]:
+    """Return the cutoffs of '1,3,5,10', or raise InputError.
+
+    >>> parse_ks("10, 1,3")
+    [1, 3, 10]
+    """
+    try:
+        cutoffs = sorted({int(k) for k in text.split(",") if k.strip()})
+    except ValueError:
+        cutoffs = []
+    if not cutoffs or min(cutoffs) < 1:
+        raise InputError(f"--k {text!r}: give positive whole numbers, e.g. 1,3,5,10", field="k")
+    return cutoffs
+
+
+@click.command()
+@click.argument("release")
+@WORKSPACE
+@click.pass_context
+def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> None:
+    """Check that a release (NAME@vN, or a release folder) still matches its sha256."""
+    if Path(release).is_dir():
+        folder = Path(release)
+    else:
+        name, version = parse_ref(release)
+        if version is None:
+            raise CurateError(f"'{release}' names no version: give NAME@vN or a release folder")
+        folder = Releases(workspace_of(ctx, command_workspace), name).path(version)
+    manifest, items = load_release(folder)
+    click.echo(f"{manifest.name}@{manifest.version}: {len(items)} items, content sha256 "
+               f"{manifest.content_sha256} verified; KB snapshot {manifest.kb_snapshot}")
+
+
+@click.command("run")
+@click.option("--dataset", "ref", required=True, help="The release to run: NAME@vN.")
+@click.option("--target", help="module:function (called with the question, returns a trace) or http(s)://URL.")
+@click.option("--traces", type=click.Path(dir_okay=False, path_type=Path),
+              help="Traces a system already logged (JSONL), or a TREC run file (retrieval only).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Run folder (default: runs/NAME-vN-TIME).")
+@click.option("--resume", is_flag=True, help="Finish a run folder a kill interrupted.")
+@click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cutoffs for retrieval metrics.")
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per item for the target.")
+@click.option("--precision-denominator", type=click.Choice(["k", "returned"]), default="k", show_default=True,
+              help="Precision@K divides by K (trec_eval) or by the number returned when fewer.")
+@click.option("--oracle-context", is_flag=True, help="Diagnostic: give target.generate(question, context) the "
+              "verified evidence as context.")
+@click.option("--allow-unchecked", is_flag=True, help="Run although the leakage check is missing or failed.")
+@click.option("--price-input", type=float, help="USD per million prompt tokens of the system (when traces give no cost).")
+@click.option("--price-output", type=float, help="USD per million completion tokens of the system.")
+@WORKSPACE
+@click.pass_context
+def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, precision_denominator,
+                oracle_context, allow_unchecked, price_input, price_output, command_workspace) -> None:
+    """Run a RAG system over a release and score every layer apart."""
+    settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout, oracle_context=oracle_context,
+                           allow_unchecked=allow_unchecked, precision_denominator=precision_denominator,
+                           price_input=price_input, price_output=price_output)
+    folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
+                 resume=resume, settings=settings)
+    print_summary(folder)

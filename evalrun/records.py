@@ -1,0 +1,265 @@
+"""Records of a run folder, and `read_run`, the one reader that `evalrun show`, scoring, the tests
+and the benchmarks use:
+
+- manifest.json (`RunManifest`): what was run, against which release and KB snapshot, how;
+- traces.jsonl (`TraceRecord`, one line per item): the system's `Trace`, or why there is none;
+- scores.jsonl (`ItemScores`, one line per item): every metric's value or why it is unscored;
+- summary.json (`RunSummary`): the aggregates, end to end, attribution, the judge's own usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from curate import InputError, NotFound, Record, VersionedRecord, read_jsonl
+
+MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
+
+
+# -- what the system under test returns -----------------------------------------------------------
+
+class Passage(BaseModel):
+    """A chunk the system retrieved or put in the model's context."""
+
+    model_config = ConfigDict(extra="allow")
+    chunk_id: str = Field(description="The chunk's id in the KB snapshot.")
+    text: str | None = Field(None, description="Its text, if the system reports it.")
+    score: float | None = Field(None, description="Retrieval or rerank score, if any.")
+
+
+class Usage(BaseModel):
+    """Tokens the system spent on this question (and their cost, if it knows it)."""
+
+    prompt_tokens: int = Field(0, description="Prompt tokens.")
+    completion_tokens: int = Field(0, description="Completion tokens.")
+    cost: float | None = Field(None, description="USD, if the system knows it.")
+
+
+class Trace(BaseModel):
+    """One question's trace: candidates before rerank/filter/truncation, the final context in order,
+    the answer, citations, latency per stage, token usage, the run mode and any error."""
+
+    model_config = ConfigDict(extra="ignore")
+    schema_version: int = Field(1, description="Version of the trace schema.")
+    item_id: str = Field(description="The evaluation item this trace answers.")
+    question: str = Field(description="The question as sent.")
+    candidates: list[Passage] = Field(default_factory=list, description="Retrieved chunks, best first.")
+    context: list[Passage] = Field(default_factory=list, description="Chunks sent to the model, in order.")
+    answer: str | None = Field(None, description="The system's answer; None when it produced none.")
+    citations: list[str] = Field(default_factory=list, description="Chunk ids the answer cites.")
+    latency_ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage; 'total' too.")
+    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of this question.")
+    mode: Literal["normal", "degraded", "diagnostic"] = Field("normal", description="How the system ran.")
+    refused: bool | None = Field(None, description="True when the system said it cannot answer.")
+    error: str | None = Field(None, description="Why the system failed on this question, if it did.")
+    trec: bool = Field(False, description="True for a line of a TREC run: candidates only, no context or answer.")
+
+    @field_validator("candidates", "context", mode="before")
+    @classmethod
+    def _passages(cls, value: Any) -> Any:
+        """Accept chunk ids as plain strings."""
+        if isinstance(value, list):
+            return [{"chunk_id": v} if isinstance(v, (str, int)) else v for v in value]
+        return value
+
+    def is_refusal(self) -> bool:
+        """Return whether the system gave no answer: it said it cannot answer, or its answer is empty."""
+        return bool(self.refused) or not (self.answer or "").strip()
+
+
+def trace_from(data: Any, *, item_id: str, question: str, where: str = "trace") -> Trace:
+    """Return the trace a system returned, or raise InputError naming the bad field."""
+    if not isinstance(data, dict):
+        raise InputError(f"must be a JSON object, got {type(data).__name__}", file=where)
+    try:
+        return Trace.model_validate({"item_id": item_id, "question": question, **data})
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, file=where) from None
+
+
+# -- the run folder -------------------------------------------------------------------------------
+
+class TraceRecord(VersionedRecord):
+    """One line of traces.jsonl: what the system returned for one item, or why it returned nothing."""
+
+    item_id: str = Field(description="The item.")
+    trace: Any = Field(None, description="The system's trace as it returned it (checked when scored: a value that "
+                       "is not a trace is that item's problem, not the run's).")
+    error: str | None = Field(None, description="Why there is no trace: the target raised, timed out, ...")
+    elapsed_ms: float | None = Field(None, description="How long the failed call took.")
+
+
+class RunSettings(Record):
+    """How a run is made and scored."""
+
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cutoffs K of the retrieval metrics.")
+    concurrency: int = Field(4, description="Calls to the target at once.")
+    timeout: float = Field(60.0, description="Seconds per call to the target.")
+    precision_denominator: Literal["k", "returned"] = Field(
+        "k", description="Precision@K divides by K, or by the number returned when fewer.")
+    price_input: float | None = Field(None, description="USD per million prompt tokens of the system.")
+    price_output: float | None = Field(None, description="USD per million completion tokens of the system.")
+    oracle_context: bool = Field(False, description="Diagnostic: the verified evidence given as the context.")
+    allow_unchecked: bool = Field(False, description="Run although the leakage check is missing or failed.")
+
+
+class LeakageGate(Record):
+    """Whether the release was cleared for evaluation against the KB snapshot, and by which check."""
+
+    status: Literal["clean", "unchecked"] = Field(description="clean, or unchecked (--allow-unchecked).")
+    kb_snapshot: str | None = Field(None, description="The snapshot evaluated against.")
+    source: str | None = Field(None, description="Where the clearing check was found.")
+    at: str | None = Field(None, description="When that check ran.")
+    excluded_docs: list[str] = Field(default_factory=list, description="Documents left out of the traces.")
+    problem: str | None = Field(None, description="Why it was not cleared, when unchecked.")
+
+
+class RunManifest(VersionedRecord):
+    """manifest.json: what was run, against which release and snapshot, and how."""
+
+    SCHEMA = 2
+    dataset: str = Field(description="Dataset name.")
+    version: str = Field(description="Release version (vN).")
+    content_sha256: str = Field(description="The release's content hash.")
+    ref: str = Field(description="NAME@vN as given.")
+    kb_snapshot: str | None = Field(None, description="KB snapshot the release's evidence refers to.")
+    target: str = Field(description="The system under test, in one line.")
+    diagnostic: bool = Field(False, description="True for an --oracle-context run.")
+    settings: RunSettings = Field(default_factory=RunSettings, description="How the run was made.")
+    judge: dict[str, Any] = Field(default_factory=dict, description="The judge's configuration, or why none.")
+    prompt_versions: dict[str, str] = Field(default_factory=dict, description="Generation prompt versions.")
+    leakage_gate: LeakageGate = Field(description="The leakage gate's decision.")
+    packages: dict[str, str] = Field(default_factory=dict, description="Versions of the packages that ran.")
+    started_at: str = Field(description="When the run started (UTC).")
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Schema 1 kept K as settings.k and the prices under settings.price_per_million_tokens."""
+        old = dict(data.get("settings") or {})
+        prices = old.pop("price_per_million_tokens", None) or {}
+        settings = {"ks": old.pop("k", [1, 3, 5, 10]), "price_input": prices.get("input"),
+                    "price_output": prices.get("output"), "oracle_context": bool(data.get("diagnostic")), **old}
+        return {**data, "settings": settings}
+
+
+class ItemScores(VersionedRecord):
+    """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
+
+    item_id: str = Field(description="The item.")
+    answerable: bool = Field(description="Whether the item is answerable.")
+    values: dict[str, float] = Field(default_factory=dict, description="Metric -> value.")
+    unscored: dict[str, str] = Field(default_factory=dict, description="Metric -> why it has no value.")
+    attribution: list[str] = Field(default_factory=list, description="Where the item failed: retrieval_miss, ...")
+    problems: list[str] = Field(default_factory=list, description="What went wrong with its trace.")
+    generation: dict[str, Any] | None = Field(None, description="The judge's details: claims, citations.")
+
+
+class MetricSummary(Record):
+    """One metric over a set of items."""
+
+    n: int = Field(description="Items with a value.")
+    mean: float | None = Field(description="Mean of the values; None when no item has one.")
+    ci95: tuple[float, float] | None = Field(None, description="95% bootstrap interval of the mean (n >= 2).")
+    unscored: dict[str, int] = Field(default_factory=dict, description="Items without a value, by reason.")
+
+
+class LatencySummary(Record):
+    """Latency of one stage over the traces that report it."""
+
+    n: int = Field(description="Traces reporting the stage.")
+    p50: float = Field(description="Median, in milliseconds.")
+    p95: float = Field(description="95th percentile, in milliseconds.")
+    max: float = Field(description="Slowest, in milliseconds.")
+
+
+class EndToEnd(Record):
+    """Latency, tokens and cost of the system under test."""
+
+    latency_ms: dict[str, LatencySummary | None] = Field(default_factory=dict, description="Per stage.")
+    system_tokens: dict[str, int] = Field(default_factory=dict, description="Prompt and completion tokens.")
+    system_cost: float | None = Field(None, description="USD, from the traces or --price-input/--price-output.")
+
+
+class JudgeReport(Record):
+    """What the judge did for the generation layer, apart from the system's own usage."""
+
+    status: str = Field(description="'scored', or 'unscored: <why>'.")
+    config: dict[str, Any] | None = Field(None, description="The judge's configuration (no key).")
+    prompt_versions: dict[str, str] = Field(default_factory=dict, description="Generation prompt versions.")
+    requests: int = Field(0, description="Requests sent.")
+    cache_hits: int = Field(0, description="Verdicts from the disk cache.")
+    prompt_tokens: int = Field(0, description="Judge prompt tokens.")
+    completion_tokens: int = Field(0, description="Judge completion tokens.")
+    cost: float | None = Field(None, description="Judge cost in USD, when priced.")
+    unscored: dict[str, int] = Field(default_factory=dict, description="Questions without a verdict, by reason.")
+
+
+class RunRef(Record):
+    """Which run a summary belongs to."""
+
+    dataset: str = Field(description="Dataset name.")
+    version: str = Field(description="Release version.")
+    content_sha256: str = Field(description="The release's content hash.")
+    kb_snapshot: str | None = Field(None, description="KB snapshot.")
+    target: str = Field(description="The system under test.")
+    diagnostic: bool = Field(False, description="An --oracle-context run.")
+
+
+class RunSummary(VersionedRecord):
+    """summary.json: every metric overall and per subset, losses, end to end, attribution."""
+
+    run: RunRef = Field(description="Which run.")
+    scored_at: str = Field(description="When it was scored (UTC).")
+    items: int = Field(description="Items in the release.")
+    answerable: int = Field(description="Answerable items.")
+    unanswerable: int = Field(description="Unanswerable items.")
+    leakage_gate: LeakageGate = Field(description="The leakage gate's decision.")
+    problems: dict[str, int] = Field(default_factory=dict, description="Trace problems, by kind.")
+    unscored_items: int = Field(0, description="Items with at least one unscored metric.")
+    metrics: dict[str, dict[str, MetricSummary]] = Field(
+        default_factory=dict, description="Subset label ('all', 'qtype=single', ...) -> metric -> summary.")
+    context_loss: dict[str, float] = Field(default_factory=dict, description="Candidates minus context, per metric@K.")
+    end_to_end: EndToEnd = Field(default_factory=EndToEnd, description="Latency, tokens, cost.")
+    attribution: dict[str, int] = Field(default_factory=dict, description="Items per failure attribution.")
+    layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")
+    judge: JudgeReport | None = Field(None, description="What the judge did.")
+
+
+@dataclass
+class Run:
+    """A run folder as read: its manifest, traces, and (once scored) its scores and summary."""
+
+    folder: Path
+    manifest: RunManifest
+    traces: dict[str, TraceRecord] = field(default_factory=dict)
+    scores: list[ItemScores] | None = None
+    summary: RunSummary | None = None
+
+
+def read_traces(path: Path) -> dict[str, TraceRecord]:
+    """Return the trace records written so far, by item id; a last line cut short by a kill is left
+    out (that item runs again on --resume)."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    return {record.item_id: record for record in read_jsonl(TraceRecord, path, text)}
+
+
+def read_run(folder: Path) -> Run:
+    """Return the run in `folder`; a folder that is not a run is one line."""
+    folder = Path(folder)
+    if not (folder / MANIFEST).is_file():
+        raise NotFound(f"{folder} is not a run folder (no {MANIFEST}); `evalrun run` writes one")
+    run = Run(folder, RunManifest.read(folder / MANIFEST), read_traces(folder / TRACES))
+    if (folder / SCORES).exists():
+        run.scores = list(read_jsonl(ItemScores, folder / SCORES))
+    if (folder / SUMMARY).exists():
+        run.summary = RunSummary.read(folder / SUMMARY)
+    return run

@@ -1,0 +1,102 @@
+import json
+
+from curate.checks.duplicates import check_dups, chunk_groups
+from curate.records import extend_evidence
+from curate.dataset import DatasetStore
+from curate.dataset import import_items
+from curate.index.kb_index import KBIndex
+from curate.kb import ingest
+
+
+def _import(workspace, tmp_path, rows, dataset="faq", source="human"):
+    path = tmp_path / f"{dataset}-{source}-{len(rows)}.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    import_items(workspace, path, dataset=dataset, source=source)
+
+
+def test_exact_fuzzy_clusters_conflicts_and_fix(handbook, tmp_path):
+    workspace = handbook.workspace
+    _import(workspace, tmp_path, [
+        {"id": "d-1", "question": "ＬＧ-4031 是什么意思?", "answer": "访问令牌已过期，需要重新登录。",
+         "evidence": ["LG-4031 表示访问令牌已过期。"]},                      # t-1 in full width: exact
+        {"id": "d-2", "question": "Who can run the upgrade commands?", "answer": "Administrators.",
+         "evidence": ["Only administrators can run the upgrade command;"]},   # t-4, one letter more: fuzzy
+    ])
+    _import(workspace, tmp_path, [{"id": "s-1", "question": "LG-4031是什么意思", "answer": "令牌过期了。",
+                                   "evidence": ["LG-4032 表示访问令牌的签名无效"]}], source="synthetic")
+    report = check_dups(workspace, dataset="faq", fix=True, semantic_min=None)
+    found = {tuple(c.members): [(e.method, e.score) for e in c.edges] for c in report.clusters}
+    assert found == {("t-1", "d-1", "s-1"): [("exact", 100.0), ("exact", 100.0)],
+                     ("t-4", "d-2"): [("fuzzy", 98.0)]}
+    conflicts = {tuple(report.clusters[n].members): kinds for n, kinds in report.conflicts.items()}
+    assert conflicts == {("t-1", "d-1", "s-1"): ["evidence", "reference_answer"],
+                         ("t-4", "d-2"): ["reference_answer"]}
+    assert report.rejected == {}  # clusters whose labels disagree are left to a person
+
+
+def test_fix_keeps_the_most_curated_human_item(handbook, tmp_path):
+    workspace = handbook.workspace
+    _import(workspace, tmp_path, [{"id": "s-1", "question": "LG-4031 是什么意思？", "answer": "访问令牌已过期，需要重新登录。",
+                                   "key_points": ["访问令牌已过期", "重新登录"],
+                                   "evidence": ["LG-4031 表示访问令牌已过期。"]}], source="synthetic")
+    result = handbook("check-dups", "--dataset", "faq", "--fix", "--no-semantic")
+    assert "rejected 1" in result.stdout
+    items = {i.id: i for i in DatasetStore(workspace).items("faq")}
+    assert (items["s-1"].status, items["s-1"].duplicate_of) == ("rejected", "t-1")
+    assert items["s-1"].status_history[-1].reason == "duplicate of t-1 (exact 100)"
+    assert items["t-1"].status == "draft"
+    assert DatasetStore(workspace).meta("faq").checks.duplicates.counts["rejected"] == 1
+    handbook("check-dups", "--dataset", "faq", "--no-semantic", code=0)   # nothing left to report
+
+
+def test_semantic_pass_joins_english_paraphrases_but_never_unreadable_text(with_minilm, tmp_path, data_dir):
+    workspace = with_minilm
+    ingest(workspace, [data_dir / "docs"], name="docs")
+    _import(workspace, tmp_path, [
+        {"id": "e-1", "question": "How long is an access token valid by default?", "answerable": False},
+        {"id": "e-2", "question": "By default, for how long does an access token stay valid?", "answerable": False},
+        {"id": "e-3", "question": "Which plugin configures basic authentication?", "answerable": False},
+        {"id": "z-1", "question": "锣鼓经是什么？", "answerable": False},
+        {"id": "z-2", "question": "徐晓飞是什么职业？", "answerable": False},
+    ])
+    report = check_dups(workspace, dataset="faq", semantic_min=0.85)
+    assert [c.members for c in report.clusters] == [["e-1", "e-2"]]
+    assert report.clusters[0].edges[0].method == "semantic"
+
+
+def test_duplicate_chunks_become_equivalence_groups(handbook, data_dir):
+    workspace = handbook.workspace
+    copy = data_dir / "docs" / "errors-copy.zh.md"
+    text = (data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8")
+    copy.write_text(text.replace("本文列出", "本页列出"), encoding="utf-8")   # a near copy of the whole page
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    handbook("remap", "--dataset", "faq", "--kb", snapshot)
+    groups = chunk_groups(KBIndex(workspace, snapshot))
+    pairs = sorted(tuple(g.chunks) for g in groups)
+    assert ("errors-copy.zh.md#1", "errors.zh.md#1") in pairs and ("errors-copy.zh.md#2", "errors.zh.md#2") in pairs
+    assert all(len(g.chunks) == 2 for g in groups)
+    result = handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", code=1)
+    assert "groups of duplicate chunks" in result.stdout
+    t1 = next(i for i in DatasetStore(workspace).items("faq") if i.id == "t-1")
+    assert sorted(t1.evidence[0].chunk_ids) == ["errors-copy.zh.md#1", "errors.zh.md#1"]
+
+
+def test_extend_evidence_leaves_split_spans_alone(handbook):
+    items = DatasetStore(handbook.workspace).items("faq")
+    items[0].evidence[0].partial = True
+    before = list(items[0].evidence[0].chunk_ids)
+    changed = extend_evidence(items, {before[0]: [before[0], "copy#0"]})
+    assert changed == 0 and items[0].evidence[0].chunk_ids == before
+
+
+def test_items_imported_later_get_the_copies_too(handbook, data_dir, tmp_path):
+    workspace = handbook.workspace
+    copy = data_dir / "docs" / "errors-copy.zh.md"
+    copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    handbook("remap", "--dataset", "faq", "--kb", snapshot)
+    handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", code=1)
+    _import(workspace, tmp_path, [{"id": "late", "question": "令牌签名无效怎么办？",
+                                   "evidence": ["LG-4032 表示访问令牌的签名无效"]}])
+    late = next(i for i in DatasetStore(workspace).items("faq") if i.id == "late")
+    assert sorted(late.evidence[0].chunk_ids) == ["errors-copy.zh.md#1", "errors.zh.md#1"]
