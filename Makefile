@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # or pip resolves a CUDA build of several GB.
 TORCH := torch==2.13.0
 
-.PHONY: demo test bench setup clean
+.PHONY: demo test bench docs setup clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# docs/cli.md: every command's --help (a test fails when it is stale)
+docs: $(STAMP)
+	$(BIN)/cog -r docs/cli.md
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py

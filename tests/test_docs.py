@@ -1,4 +1,5 @@
-"""README documents every command, and every command's --help runs."""
+"""README documents every command, every command's --help runs, and docs/cli.md is the --help of
+every command as it is now."""
 
 import re
 from pathlib import Path
@@ -36,3 +37,16 @@ def test_every_command_is_in_the_readme_with_its_help(path):
 def test_readme_opens_with_the_two_commands():
     first_block = README.split("```")[1]
     assert [line.split("#")[0].strip() for line in first_block.strip().splitlines()] == ["make demo", "make test"]
+
+
+def test_the_cli_reference_is_generated_from_the_commands_as_they_are():
+    from cogapp import Cog
+    reference = Path(__file__).parent.parent / "docs" / "cli.md"
+    assert Cog().main(["cog", "--check", str(reference)]) == 0, "docs/cli.md is stale: run `make docs`"
+    text = reference.read_text(encoding="utf-8")
+    for path, command in ALL:
+        assert f"`{path}`" in text and (command.help or "").split("\n")[0][:40] in text
+
+
+def test_readme_links_the_cli_reference():
+    assert "docs/cli.md" in README

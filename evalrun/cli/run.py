@@ -26,7 +26,7 @@ def parse_ks(text: str) -> list[int]:
     except ValueError:
         cutoffs = []
     if not cutoffs or min(cutoffs) < 1:
-        raise InputError(f"--k {text!r}: give positive whole numbers, e.g. 1,3,5,10", field="k")
+        raise InputError(f"--k {text!r}: give positive whole numbers, e.g. 1,3,5,10")
     return cutoffs
 
 

@@ -110,3 +110,21 @@ def test_jsonl_to_stdout_and_ragas_rows(handbook, tmp_path):
         assert [chunks[i] for i in row["reference_context_ids"]] == row["reference_contexts"]
     assert "LG-4031 表示访问令牌已过期。" in ragas[0]["reference_contexts"][0]
     assert ragas[4]["reference_context_ids"] == [] and ragas[4]["reference"] is None
+
+
+def test_hf_export_is_a_parquet_dataset_that_datasets_loads(handbook, tmp_path):
+    import datasets
+
+    from curate.formats.hf import item_from_row
+    from curate.release import release, resolve_items
+    workspace = handbook.workspace
+    release(workspace, dataset="faq", message="v1")
+    out = tmp_path / "faq-hf"
+    written = export(workspace, ref="faq@v1", format="hf", out=str(out))
+    items = resolve_items(workspace, "faq@v1")[0]
+    assert written["items"] == len(items) and sorted(p.name for p in (out / "data").iterdir()) == ["unassigned.parquet"]
+    loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    rows = list(loaded["unassigned"])
+    assert [item_from_row(r) for r in rows] == items     # every field survives, evidence spans included
+    handbook("export", "faq", "--format", "hf", "--out", tmp_path / "draft-hf")
+    assert (tmp_path / "draft-hf" / "README.md").read_text(encoding="utf-8").startswith("---\nconfigs:")
