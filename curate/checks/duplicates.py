@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -13,7 +13,18 @@ from curate.dataset import DatasetStore, items_digest
 from curate.index.embeddings import question_vectors
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
-from curate.records import UNRELEASED_STATUSES, ChunkGroup, ChunkGroups, DuplicatesCheck, EvalItem, extend_evidence, now
+from curate.records import (
+    UNRELEASED_STATUSES,
+    ChunkGroup,
+    ChunkGroups,
+    DuplicateCluster,
+    DuplicateEdge,
+    DuplicatesCheck,
+    DuplicatesReport,
+    EvalItem,
+    extend_evidence,
+    now,
+)
 from curate.text.normalize import fold
 from curate.workspace import Workspace
 
@@ -113,6 +124,13 @@ class DupReport:
     extended_evidence: int = 0
     fixed: bool = False                                       # --fix was asked
     questions: dict[str, str] = field(default_factory=dict)  # item id -> question, for the members
+
+    def write(self, path) -> None:
+        """Write the clusters, what --fix rejected and the duplicate chunks (check-dups --report)."""
+        DuplicatesReport(
+            clusters=[DuplicateCluster(members=c.members, edges=[DuplicateEdge(**asdict(e)) for e in c.edges],
+                                       conflicts=self.conflicts.get(n, [])) for n, c in enumerate(self.clusters)],
+            rejected=self.rejected, chunk_groups=self.chunk_groups).write(path)
 
     @property
     def unresolved(self) -> bool:

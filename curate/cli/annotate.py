@@ -10,6 +10,7 @@ from curate.annotate.pull import pull, status
 from curate.annotate.push import DEFAULT_STATUSES, push
 from curate.cli.base import workspace_of
 from curate.cli.display import console, table
+from curate.records import STATUSES
 
 API_URL = click.option("--api-url", envvar="ARGILLA_API_URL", help="Argilla URL (env ARGILLA_API_URL); the key is "
                        "read from ARGILLA_API_KEY.")
@@ -38,7 +39,7 @@ def serve_command(ctx: click.Context, port: int, host: str, data_dir: Path | Non
 
 @annotate.command("push")
 @click.option("--dataset", required=True)
-@click.option("--status", "statuses", multiple=True, help="Push items in these statuses (default: needs_evidence, "
+@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES), help="Push items in these statuses (default: needs_evidence, "
               "draft, needs_adjudication, needs_rewrite).")
 @click.option("--pool-k", type=int, default=8, show_default=True, help="Candidate chunks per question.")
 @click.option("--min-annotators", type=int, default=1, show_default=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -15,7 +14,6 @@ from curate.checks.leakage import check_leakage as run_check_leakage
 from curate.checks.split import split
 from curate.cli.base import EXIT_FINDINGS, workspace_of
 from curate.cli.display import console, short, table
-from curate.fileio import atomic_write_json
 
 
 @click.command("check-dups")
@@ -60,11 +58,7 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                             [(n, g.method, g.min_score, short(", ".join(g.chunks), 80))
                              for n, g in enumerate(report.chunk_groups[:50], start=1)]))
     if report_path:
-        atomic_write_json(report_path, {
-            "clusters": [{"members": c.members, "edges": [asdict(e) for e in c.edges],
-                          "conflicts": report.conflicts.get(n, [])} for n, c in enumerate(report.clusters)],
-            "rejected": report.rejected,
-            "chunk_groups": None if report.chunk_groups is None else [g.model_dump() for g in report.chunk_groups]})
+        report.write(report_path)
     ctx.exit(EXIT_FINDINGS if report.unresolved else 0)
 
 
@@ -104,8 +98,7 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
     if report.allowed_docs:
         out.print(f"allowed documents: {', '.join(report.allowed_docs)}")
     if report_path:
-        atomic_write_json(report_path, {**record.model_dump(mode="json"),
-                                        "findings": [asdict(f) for f in report.findings]})
+        report.write(report_path)
     ctx.exit(0 if report.clean else EXIT_FINDINGS)
 
 

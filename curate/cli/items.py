@@ -10,6 +10,7 @@ import click
 from curate.cli.base import EXIT_FINDINGS, workspace_of
 from curate.cli.display import console, report_skipped, table
 from curate.dataset import import_items
+from curate.dataset.importer import FORMATS
 from curate.dataset import remap as run_remap
 from curate.records import SOURCES
 from curate.workspace import init_workspace
@@ -34,7 +35,7 @@ def init(directory: Path, **settings: str) -> None:
 @click.option("--dataset", required=True, help="Dataset to add the items to (created if new).")
 @click.option("--source", required=True, type=click.Choice(SOURCES), help="Where the questions come from.")
 @click.option("--kb", help="KB name or snapshot (JSONL/CSV); name of the KB to create (beir/squad).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "beir", "squad"]), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="auto: JSONL or CSV by extension; beir: a BEIR folder; squad: a SQuAD/CMRC2018 file.")
 @click.option("--map", "mapping", multiple=True, metavar="OLD=NEW", help="Read input field OLD as NEW.")
 @click.option("--encoding", default="utf-8", show_default=True)

@@ -9,7 +9,6 @@ import click
 from curate.checks.consistency import check_consistency
 from curate.cli.base import EXIT_FINDINGS, workspace_of
 from curate.cli.display import console, table
-from curate.fileio import atomic_write_json
 from curate.judge.config import resolve
 
 
@@ -63,8 +62,5 @@ def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: 
         out.print(table("verdicts that flipped between repeats", ("item", "checks"),
                         [(i, ", ".join(c)) for i, c in sorted(report.unstable.items())]))
     if report_path:
-        atomic_write_json(report_path, {**record.model_dump(mode="json"), "outcomes": [
-            {"item": o.task.item_id, "check": o.task.check, "label": o.task.label, "verdicts": o.scored,
-             "flagged": o.flagged, "flipped": o.flipped, "unscored": o.unscored, "reason": o.reason}
-            for o in report.outcomes]})
+        report.write(report_path)
     ctx.exit(0 if record.clean else EXIT_FINDINGS)

@@ -7,7 +7,6 @@ unchanged snapshot or question set is never embedded again.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -16,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from curate.errors import CurateError
-from curate.fileio import atomic_write_bytes, atomic_write_text
+from curate.fileio import atomic_write_bytes, loads_json
 from curate.progress import progress
-from curate.records import EvalItem
+from curate.records import EmbeddingKeys, EvalItem
 from curate.workspace import Workspace
 
 BATCH = 64
@@ -80,8 +79,13 @@ class EmbeddingCache:
         keys_path, vectors_path = self.folder / "keys.json", self.folder / "vectors.npy"
         if not keys_path.exists() or not vectors_path.exists():
             return [], None
-        keys = json.loads(keys_path.read_text(encoding="utf-8"))
-        vectors = np.load(vectors_path)
+        try:
+            raw = loads_json(keys_path.read_text(encoding="utf-8"))
+            # the first version of the cache kept the bare list of keys
+            keys = raw if isinstance(raw, list) else EmbeddingKeys.parse(raw, file=keys_path).keys
+            vectors = np.load(vectors_path)
+        except (CurateError, OSError, ValueError):
+            return [], None  # a damaged cache: embed again rather than mislabel
         if len(keys) != len(vectors):  # an interrupted write: start again rather than mislabel
             return [], None
         return keys, vectors
@@ -111,7 +115,7 @@ class EmbeddingCache:
             self.folder.mkdir(parents=True, exist_ok=True)
             buffer = _npy_bytes(vectors)
             atomic_write_bytes(self.folder / "vectors.npy", buffer)
-            atomic_write_text(self.folder / "keys.json", json.dumps(keys))
+            EmbeddingKeys(keys=keys).write(self.folder / "keys.json")
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return vectors[[position[s] for s in shas]]

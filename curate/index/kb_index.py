@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from curate.fileio import atomic_directory, atomic_write_json
+from curate.errors import CurateError
+from curate.fileio import atomic_directory
 from curate.index.bm25 import BM25
 from curate.index.embeddings import EmbeddingCache
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
-from curate.records import Chunk, ChunkGroups
+from curate.records import Chunk, ChunkGroups, LexicalIndexMeta
 from curate.text.normalize import fold
 from curate.workspace import Workspace
 
@@ -69,9 +70,14 @@ class KBIndex:
     def _lexical(self) -> tuple[list[str], NgramIndex]:
         folder = self.folder / "lexical"
         meta = folder / "meta.json"
-        if meta.exists() and json.loads(meta.read_text())["version"] == LEXICAL_VERSION:
-            folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
-            return folded, NgramIndex.load(folder)
+        try:
+            if LexicalIndexMeta.read(meta).version == LEXICAL_VERSION:
+                folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
+                if len(folded) == len(self.chunks):
+                    return folded, NgramIndex.load(folder)
+        except (CurateError, OSError, ValueError):
+            pass  # a cache that is missing or damaged is built again
+
         folded = [fold(c.text) for c in self.chunks]
         # Each chunk is indexed with the start of the next chunk of its document, so a copy that
         # a chunker cut in two is still found whole by the chunk where it begins.
@@ -81,8 +87,8 @@ class KBIndex:
         with atomic_directory(folder, replace=True) as tmp:
             (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
             ngrams.save(tmp)
-            atomic_write_json(tmp / "meta.json", {"version": LEXICAL_VERSION, "n": ngrams.n,
-                                                  "chunks": len(folded), "snapshot": self.snapshot_id})
+            LexicalIndexMeta(version=LEXICAL_VERSION, n=ngrams.n, chunks=len(folded),
+                             snapshot=self.snapshot_id).write(tmp / "meta.json")
         return folded, ngrams
 
     @cached_property

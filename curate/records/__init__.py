@@ -6,7 +6,8 @@
 - `checks`: one `CheckRecord` base for every check, and the dataset's own record;
 - `release`: the release manifest;
 - `judge`: the judge's cached answers;
-- `annotation`: what was pushed to Argilla.
+- `annotation`: what was pushed to Argilla;
+- `reports`: what `--report FILE` writes.
 
 Each versioned record is read back through `VersionedRecord.read` / `parse` (one reader per kind);
 a newer schema version stops with one line.
@@ -57,17 +58,29 @@ from curate.records.kb import (
     ChunkGroup,
     ChunkGroups,
     Document,
+    EmbeddingKeys,
     KBNames,
+    LexicalIndexMeta,
     MetadataValue,
     SnapshotManifest,
 )
 from curate.records.release import ReleaseManifest
+from curate.records.reports import (
+    ConsistencyOutcome,
+    ConsistencyReportFile,
+    DuplicateCluster,
+    DuplicateEdge,
+    DuplicatesReport,
+    LeakageReport,
+    LeakFinding,
+)
 
 __all__ = [
     "AnnotationCheck", "AnnotationState", "ArgillaTarget", "BalanceRecord", "CheckRecord", "Chunk", "ChunkGroup",
-    "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
-    "Difficulty", "DifficultyCheck", "Document", "DuplicatesCheck", "EvalItem", "Evidence", "EvidenceGroup", "JudgeCacheEntry", "JudgeUsage",
-    "KBNames", "KeyPoint", "Language", "LeakageCheck", "LeakageDocs", "MetadataValue", "Outcome", "Provenance",
+    "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "ConsistencyOutcome", "ConsistencyReportFile", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
+    "Difficulty", "DifficultyCheck", "Document", "DuplicateCluster", "EmbeddingKeys", "DuplicateEdge", "DuplicatesCheck",
+    "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "JudgeCacheEntry", "JudgeUsage",
+    "KBNames", "KeyPoint", "Language", "LeakFinding", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Provenance",
     "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
     "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "VersionedRecord", "evidence_groups", "extend_evidence", "now", "read_jsonl", "validate_lines",

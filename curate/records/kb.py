@@ -93,3 +93,20 @@ class ChunkGroups(VersionedRecord):
     at: str = Field(description="When the groups were found (UTC).")
     near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")
     groups: list[ChunkGroup] = Field(default_factory=list, description="The groups of two or more chunks.")
+
+
+class LexicalIndexMeta(VersionedRecord):
+    """kb/index/ID/lexical/meta.json: what the cached folded texts and 4-gram index were built from.
+    A cache: rebuilt whenever it is missing, damaged or of another `version`."""
+
+    version: int = Field(description="Version of the way the lexical index is built.")
+    n: int = Field(description="Characters per gram.")
+    chunks: int = Field(description="Chunks indexed.")
+    snapshot: str = Field(description="Snapshot id.")
+
+
+class EmbeddingKeys(VersionedRecord):
+    """keys.json beside vectors.npy: the sha256 of the text each row of vectors embeds.
+    A cache: started again whenever it is missing, damaged or does not match the vectors."""
+
+    keys: list[str] = Field(default_factory=list, description="sha256 of each embedded text, in row order.")

@@ -19,7 +19,14 @@ from curate.index.kb_index import KBIndex
 from curate.judge.client import Judge, Transport, Verdict, reason_kind
 from curate.judge.config import JudgeConfig
 from curate.judge.prompts import cut
-from curate.records import UNRELEASED_STATUSES, ConsistencyCheck, EvalItem, JudgeUsage
+from curate.records import (
+    UNRELEASED_STATUSES,
+    ConsistencyCheck,
+    ConsistencyOutcome,
+    ConsistencyReportFile,
+    EvalItem,
+    JudgeUsage,
+)
 from curate.workspace import Workspace
 
 
@@ -117,6 +124,12 @@ class ConsistencyReport:
     unscored: Counter = field(default_factory=Counter)            # reason -> tasks
     record: ConsistencyCheck | None = None
     judge: Judge | None = None
+
+    def write(self, path) -> None:
+        """Write the record with every question's outcome (check-consistency --report)."""
+        ConsistencyReportFile(**self.record.model_dump(), outcomes=[ConsistencyOutcome(
+            item=o.task.item_id, check=o.task.check, label=o.task.label, verdicts=o.scored, flagged=o.flagged,
+            flipped=o.flipped, unscored=o.unscored, reason=o.reason) for o in self.outcomes]).write(path)
 
 
 def _bm25_retriever(workspace: Workspace, snapshot_id: str | None):

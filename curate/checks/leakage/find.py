@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from curate.checks.clusters import Edge
 from curate.checks.duplicates import DupSettings, question_edges
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
-from curate.records import EvalItem, LeakageCheck
+from curate.records import EvalItem, LeakageCheck, LeakageReport, LeakFinding
 from curate.text.containment import containment
 from curate.text.normalize import fold, unfold_span
 
@@ -43,20 +43,6 @@ class LeakSettings:
     candidates: int = 30             # chunks verified per question or answer
     split_fuzzy_min: float = 90.0
     split_semantic_min: float | None = 0.92
-
-
-@dataclass
-class Finding:
-    """One leak of one item."""
-
-    item_id: str
-    kind: str
-    method: str
-    score: float
-    chunk_ids: list[str] = field(default_factory=list)
-    doc_id: str | None = None
-    matched: str = ""
-    other_item: str | None = None
 
 
 def long_form(answer: str | None, language: str, settings: LeakSettings) -> bool:
@@ -148,11 +134,11 @@ def _own_positions(item: EvalItem, index: KBIndex) -> set[int]:
 
 
 def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings,
-             skip_docs: set[str]) -> list[Finding]:
+             skip_docs: set[str]) -> list[LeakFinding]:
     """Return the question, QA-pair and answer leaks of `items` in the snapshot."""
     matcher = _Matcher(index, skip_docs, settings)
     ids = [c.chunk_id for c in index.chunks]
-    findings: list[Finding] = []
+    findings: list[LeakFinding] = []
     for item in progress(items, "checking leakage", unit="item"):
         question = fold(item.question)
         answer = fold(item.reference_answer or "")
@@ -164,28 +150,33 @@ def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings,
                 if answer and (containment(answer, "".join(index.folded[p] for p in places))[0] >= settings.answer_min
                                or matcher.document_holds(doc_id, answer, settings.answer_min)):
                     kind = "qa_pair_in_kb"
-                findings.append(Finding(item.id, kind, method, round(score * 100, 1), [ids[p] for p in places],
-                                        doc_id, _excerpt(index, places, matched)))
+                findings.append(LeakFinding(item_id=item.id, kind=kind, method=method, score=round(score * 100, 1),
+                                        chunk_ids=[ids[p] for p in places], doc_id=doc_id,
+                                        matched=_excerpt(index, places, matched)))
         if long_form(item.reference_answer, item.language, settings) and not _extractive(item, answer, settings):
             own = _own_positions(item, index)
             flagged = {tuple(f.chunk_ids) for f in findings if f.item_id == item.id}
             for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
                 if tuple(ids[p] for p in places) in flagged:
                     continue  # already a QA pair there
-                findings.append(Finding(item.id, "answer_in_kb", "exact" if score >= 1.0 else "near_verbatim",
-                                        round(score * 100, 1), [ids[p] for p in places],
-                                        index.chunks[places[0]].doc_id, _excerpt(index, places, matched)))
+                findings.append(LeakFinding(item_id=item.id, kind="answer_in_kb",
+                                        method="exact" if score >= 1.0 else "near_verbatim",
+                                        score=round(score * 100, 1), chunk_ids=[ids[p] for p in places],
+                                        doc_id=index.chunks[places[0]].doc_id,
+                                        matched=_excerpt(index, places, matched)))
     return findings
 
 
-def split_leaks(edges: Sequence[Edge], by_id: dict[str, EvalItem]) -> list[Finding]:
+def split_leaks(edges: Sequence[Edge], by_id: dict[str, EvalItem]) -> list[LeakFinding]:
     """Return a finding for each item of an alike pair that straddles dev and test."""
     findings = []
     for edge in edges:
         sides = {by_id[edge.a].split, by_id[edge.b].split}
         if sides == {"dev", "test"}:
-            findings.append(Finding(edge.a, "split_leak", edge.method, edge.score, other_item=edge.b))
-            findings.append(Finding(edge.b, "split_leak", edge.method, edge.score, other_item=edge.a))
+            findings.append(LeakFinding(item_id=edge.a, kind="split_leak", method=edge.method, score=edge.score,
+                                    other_item=edge.b))
+            findings.append(LeakFinding(item_id=edge.b, kind="split_leak", method=edge.method, score=edge.score,
+                                    other_item=edge.a))
     return findings
 
 
@@ -195,11 +186,9 @@ def split_edges(items: Sequence[EvalItem], settings: LeakSettings, vectors=None,
                           readable)
 
 
-def summarize(findings: Sequence[Finding]) -> dict:
+def summarize(findings: Sequence[LeakFinding]) -> dict:
     """Return counts by kind and the flagged item ids."""
-    return {"counts": dict(Counter(f.kind for f in findings)),
-            "items": sorted({f.item_id for f in findings}),
-            "findings": [asdict(f) for f in findings]}
+    return {"counts": dict(Counter(f.kind for f in findings)), "items": sorted({f.item_id for f in findings})}
 
 
 @dataclass
@@ -209,7 +198,7 @@ class LeakReport:
     ref: str
     kb_snapshot: str
     checked: int
-    findings: list[Finding]
+    findings: list[LeakFinding]
     allowed_docs: list[str]
     excluded_docs: list[str]
     quarantined: list[str] = field(default_factory=list)
@@ -219,3 +208,7 @@ class LeakReport:
     @property
     def clean(self) -> bool:
         return not self.findings
+
+    def write(self, path) -> None:
+        """Write the record with every finding (check-leakage --report)."""
+        LeakageReport(**self.record.model_dump(), findings=self.findings).write(path)

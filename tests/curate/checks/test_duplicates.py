@@ -100,3 +100,9 @@ def test_items_imported_later_get_the_copies_too(handbook, data_dir, tmp_path):
                                    "evidence": ["LG-4032 表示访问令牌的签名无效"]}])
     late = next(i for i in DatasetStore(workspace).items("faq") if i.id == "late")
     assert sorted(late.evidence[0].chunk_ids) == ["errors-copy.zh.md#1", "errors.zh.md#1"]
+
+
+def test_the_keeper_ranks_every_status_and_source():
+    from curate.checks.duplicates import SOURCE_RANK, STATUS_RANK
+    from curate.records import SOURCES, STATUSES
+    assert set(STATUS_RANK) == set(STATUSES) and set(SOURCE_RANK) == set(SOURCES)
