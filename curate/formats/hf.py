@@ -115,6 +115,7 @@ def write_parquet(out: Path, by_split: dict[str, Sequence[EvalItem]], *, name: s
     """Write `data/<split>.parquet` and a README.md card into the folder `out` (which must exist and be
     empty): a Hugging Face dataset of the items that `datasets.load_dataset(out)` loads."""
     import datasets
+    datasets.disable_progress_bars()  # our own bars only
     types = features()
     (out / "data").mkdir()
     written = {}

@@ -6,7 +6,6 @@ from click.testing import CliRunner
 
 import curate.kb.store
 from curate.cli.main import cli as curate_cli
-from evalrun.cli.main import cli as evalrun_cli
 
 
 def _boom(*args, **kwargs):
@@ -41,27 +40,3 @@ def test_a_known_error_is_one_line_and_exit_2(tmp_path):
     result = CliRunner(mix_stderr=False).invoke(curate_cli, ["--workspace", str(tmp_path), "kb", "list"])
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")
-
-
-def test_evalrun_has_the_same_shape(tmp_path, monkeypatch):
-    not_a_run = tmp_path / "somewhere"
-    not_a_run.mkdir()
-    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(not_a_run)])
-    assert result.exit_code == 2
-    assert result.stderr.strip() == f"error: {not_a_run} is not a run folder (no manifest.json); `evalrun run` writes one"
-    missing = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(tmp_path / "nothing")])
-    assert missing.exit_code == 2 and len(missing.stderr.strip().splitlines()) == 1
-
-    import evalrun.cli.show as show
-    monkeypatch.setattr(show, "read_run", _boom)
-    bug = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(not_a_run)])
-    assert bug.exit_code == 3 and bug.stderr.startswith("internal error: ZeroDivisionError")
-    debug = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["--debug", "show", str(not_a_run)])
-    assert isinstance(debug.exception, ZeroDivisionError)
-
-
-def test_bad_k_is_one_line(tmp_path):
-    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["run", "--dataset", "x@v1", "--traces", "t.jsonl",
-                                                              "--k", "0,5", "--workspace", str(tmp_path)])
-    assert result.exit_code == 2
-    assert result.stderr.strip() == "error: --k '0,5': give positive whole numbers, e.g. 1,3,5,10"
