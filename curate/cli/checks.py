@@ -154,8 +154,8 @@ def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: i
     out.print(table("graded / target", ("qtype", "items", "easy", "medium", "hard"), rows))
     if report.misfits:
         out.print(table("qtype does not fit the evidence", ("item", "why"), sorted(report.misfits.items())))
-    if report.ungraded:
-        out.print(table("not graded", ("item", "why"), sorted(report.ungraded.items())))
+    if report.unmeasured:
+        out.print(table("not graded", ("item", "why"), sorted(report.unmeasured.items())))
     if report.balance is not None:
         b = report.balance
         out.print(f"balanced subset: {len(b.selected)} of {b.size} items tagged {b.tag} "

@@ -99,12 +99,12 @@ class BalanceRecord(Record):
 class DifficultyCheck(CheckRecord):
     """`curate grade`: measured difficulty, the mix against the target, qtype fit."""
 
-    graded: int = Field(description="Items given a difficulty.")
-    ungraded: int = Field(description="Answerable items with no gold chunk to measure.")
+    assessed: int = Field(description="Items given a difficulty.")
+    unmeasured: int = Field(description="Answerable items with no gold chunk to measure.")
     misfits: int = Field(description="Items whose qtype does not fit their evidence.")
     by_qtype: dict[str, dict[str, int]] = Field(default_factory=dict, description="Difficulty counts per qtype.")
     target: str = Field(description="The easy:medium:hard target, as given.")
-    target_counts: dict[str, int] = Field(default_factory=dict, description="What the target asks of the graded items.")
+    target_counts: dict[str, int] = Field(default_factory=dict, description="What the target asks of the assessed items.")
     balance: BalanceRecord | None = Field(None, description="The balanced subset, when one was asked for.")
 
 
@@ -188,7 +188,7 @@ def upgrade_checks(old: dict[str, dict]) -> dict[str, dict]:
             new[name] = {**base, "units": r.get("units", 0), "counts": r.get("counts", {}),
                          "settings": {k: r.get(k) for k in ("seed", "test_fraction", "reassign", "synthetic_in_test")}}
         elif name == "difficulty":
-            new[name] = {**base, "graded": r.get("graded", 0), "ungraded": r.get("ungraded", 0),
+            new[name] = {**base, "assessed": r.get("graded", 0), "unmeasured": r.get("ungraded", 0),
                          "misfits": r.get("misfits", 0), "by_qtype": r.get("by_qtype", {}),
                          "target": r.get("target", ""), "target_counts": r.get("target_counts", {}),
                          "balance": r.get("balance"), "counts": r.get("counts", {})}

@@ -34,7 +34,7 @@ The rule (thresholds in `DifficultyRules`, in `curate.checks.difficulty.rule`):
 - none: an answerable item with no gold chunk in the snapshot cannot be measured; it is left
   ungraded (difficulty None) and listed with the reason, never called hard.
 
-`balance=N` selects N graded items whose easy:medium:hard counts meet the target as closely as
+`balance=N` selects N measured items whose easy:medium:hard counts meet the target as closely as
 the pool allows: each difficulty's candidates in sha256(item id) order, its quota taken first,
 slots it cannot fill given to the others in proportion to their targets. The selection is tagged
 `balanced-N` (the tag is taken off items no longer selected); nothing is deleted, no status changes.
@@ -101,7 +101,7 @@ class DifficultyReport:
     overall: Mix | None = None
     by_qtype: dict[str, Mix] = field(default_factory=dict)
     misfits: dict[str, str] = field(default_factory=dict)     # item id -> why its qtype does not fit
-    ungraded: dict[str, str] = field(default_factory=dict)    # item id -> why it has no difficulty
+    unmeasured: dict[str, str] = field(default_factory=dict)  # item id -> why it has no difficulty
     balance: Balance | None = None
     record: DifficultyCheck | None = None                    # what went into meta.checks.difficulty
 
@@ -130,18 +130,18 @@ def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set
 
 def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool, k: int,
              rules: DifficultyRules) -> list[tuple[dict[str, float], str | None]]:
-    """Return (features, why ungraded or None) of every item."""
+    """Return (features, why it could not be measured, or None) of every item."""
     measured = []
     gold_of: dict[int, set[int]] = {}
     for n, item in enumerate(progress(items, "measuring items")):
         features, gold = item_features(item, index)
-        ungraded = None
+        unmeasured = None
         if gold:
             gold_of[n] = gold
         elif item.answerable:
-            ungraded = ("no relevant evidence" if not features["evidence_groups"] else
+            unmeasured = ("no relevant evidence" if not features["evidence_groups"] else
                         f"no evidence chunk in KB snapshot {index.snapshot_id} (run curate remap)")
-        measured.append((features, ungraded))
+        measured.append((features, unmeasured))
     if not gold_of:
         return measured
     rows = sorted(gold_of)
@@ -193,27 +193,27 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
     index = KBIndex(workspace, meta.kb_snapshot)
     report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
                          target={d: float(s) for d, s in shares.items()})
-    for item, (features, ungraded) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
-        difficulty, why = (None, ungraded) if ungraded else classify(features, rules)
+    for item, (features, unmeasured) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
+        difficulty, why = (None, unmeasured) if unmeasured else classify(features, rules)
         report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
-        if ungraded:
-            report.ungraded[item.id] = ungraded
+        if unmeasured:
+            report.unmeasured[item.id] = unmeasured
         misfit = type_misfit(item.qtype, item.answerable, int(features["evidence_groups"]))
         if misfit:
             report.misfits[item.id] = misfit
         if item.difficulty != difficulty or item.difficulty_features != features:
             item.difficulty, item.difficulty_features = difficulty, features
             item.updated_at = now()
-    graded = [g for g in report.items if g.difficulty]
-    report.overall = mix_of([g.difficulty for g in graded], shares)
-    for qtype in sorted({g.qtype or "none" for g in graded}):
-        report.by_qtype[qtype] = mix_of([g.difficulty for g in graded if (g.qtype or "none") == qtype], shares)
+    assessed = [g for g in report.items if g.difficulty]
+    report.overall = mix_of([g.difficulty for g in assessed], shares)
+    for qtype in sorted({g.qtype or "none" for g in assessed}):
+        report.by_qtype[qtype] = mix_of([g.difficulty for g in assessed if (g.qtype or "none") == qtype], shares)
     if balance is not None:
-        report.balance = _balance(items, [(g.id, g.difficulty) for g in graded], balance, shares)
-    outcome = "findings" if report.misfits else "incomplete" if report.ungraded else "clean"
+        report.balance = _balance(items, [(g.id, g.difficulty) for g in assessed], balance, shares)
+    outcome = "findings" if report.misfits else "incomplete" if report.unmeasured else "clean"
     report.record = DifficultyCheck(
         kb_snapshot=index.snapshot_id, items_sha256=items_digest(live), outcome=outcome,
-        graded=len(graded), ungraded=len(report.ungraded), counts=report.overall.counts,
+        assessed=len(assessed), unmeasured=len(report.unmeasured), counts=report.overall.counts,
         by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
         target_counts=report.overall.target, misfits=len(report.misfits),
         settings={"dense": dense, "k": k, "embedding_model": workspace.setting("embedding", "model")

@@ -46,7 +46,7 @@ def apportion(n: int, shares: Mapping[str, Fraction]) -> dict[str, int]:
 
 @dataclass
 class Mix:
-    """Graded items of one group per difficulty, beside the counts the target asks of that many."""
+    """Measured items of one group per difficulty, beside the counts the target asks of that many."""
 
     items: int
     counts: dict[str, int]
@@ -54,14 +54,14 @@ class Mix:
 
 
 def mix_of(difficulties: Sequence[str], shares: Mapping[str, Fraction]) -> Mix:
-    """Return the mix of some graded items against the target shares."""
+    """Return the mix of some measured items against the target shares."""
     counted = Counter(difficulties)
     return Mix(len(difficulties), {d: counted[d] for d in DIFFICULTIES}, apportion(len(difficulties), shares))
 
 
 @dataclass
 class Balance:
-    """A subset of graded items chosen to meet the target mix."""
+    """A subset of measured items chosen to meet the target mix."""
 
     size: int                    # items asked for
     tag: str                     # tag the selected items carry
@@ -104,5 +104,5 @@ def select_balanced(pool: Sequence[tuple[str, str]], size: int,
             chosen += left[d][:extra]
             left[d] = left[d][extra:]
     if len(chosen) < size:
-        missing.append(f"the pool holds {len(pool)} graded items, {size} asked")
+        missing.append(f"the pool holds {len(pool)} measured items, {size} asked")
     return set(chosen), target, missing

@@ -39,7 +39,7 @@ EXPECTED = {
 
 
 @pytest.fixture
-def graded_ws(handbook):
+def measured_ws(handbook):
     """The handbook workspace with tests/curate/checks/difficulty/items.jsonl imported into 'faq' too."""
     handbook("import", ITEMS, "--dataset", "faq", "--source", "human")
     return handbook.workspace
@@ -162,16 +162,16 @@ def test_select_balanced_meets_the_mix_and_says_what_is_missing():
     assert picked["easy"] == sorted(first_easy)
     # a pool smaller than asked: everything, and the shortfall said
     chosen, _, missing = select_balanced(pool[:3], 10, parse_target("2:5:3"))
-    assert len(chosen) == 3 and missing[-1] == "the pool holds 3 graded items, 10 asked"
+    assert len(chosen) == 3 and missing[-1] == "the pool holds 3 measured items, 10 asked"
 
 
 # -- grading a dataset ------------------------------------------------------------------------------
 
-def test_grade_with_the_dense_model(graded_ws, monkeypatch):
-    use_minilm(graded_ws, monkeypatch)
-    report = assess_difficulty(graded_ws, dataset="faq")
+def test_difficulty_with_the_dense_model(measured_ws, monkeypatch):
+    use_minilm(measured_ws, monkeypatch)
+    report = assess_difficulty(measured_ws, dataset="faq")
     assert {g.id: g.difficulty for g in report.items} == EXPECTED
-    meta, items = DatasetStore(graded_ws).load("faq")
+    meta, items = DatasetStore(measured_ws).load("faq")
     stored = {i.id: i for i in items}
     assert {i.id: i.difficulty for i in items} == EXPECTED
     # the dense rank is measured for every item with a gold chunk (11 chunks, k=100: always found)
@@ -183,11 +183,11 @@ def test_grade_with_the_dense_model(graded_ws, monkeypatch):
         "lexical_overlap": 1.0, "conditions": 0.0, "negations": 0.0, "bm25_rank": 1.0,
         "confusable_above": 0.0, "dense_rank": 1.0}
     assert meta.checks.difficulty.settings["dense"] is True
-    assert meta.checks.difficulty.settings["embedding_model"] == graded_ws.setting("embedding", "model")
+    assert meta.checks.difficulty.settings["embedding_model"] == measured_ws.setting("embedding", "model")
 
 
-def test_grade_features_by_hand(graded_ws):
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False)
+def test_difficulty_features_by_hand(measured_ws):
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
     features = {g.id: g.features for g in report.items}
     assert "dense_rank" not in features["t-1"]
     assert features["t-1"]["key_points"] == 2 and features["t-1"]["lexical_overlap"] == 0.5
@@ -200,11 +200,11 @@ def test_grade_features_by_hand(graded_ws):
     # unanswerable: nothing to rank, nothing written as None or 0
     assert features["t-5"] == {"answerable": 0.0, "evidence_groups": 0.0, "key_points": 0.0, "documents": 0.0,
                                "lexical_overlap": 0.0, "conditions": 0.0, "negations": 0.0}
-    assert report.ungraded == {"g-8": "no relevant evidence"}
+    assert report.unmeasured == {"g-8": "no relevant evidence"}
 
 
-def test_grade_reports_the_mix_against_the_target(graded_ws):
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False)
+def test_difficulty_reports_the_mix_against_the_target(measured_ws):
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
     # 12 graded items (g-8 is not measurable); 2:5:3 of 12 is 2.4, 6, 3.6 -> 2, 6, 4
     assert report.overall.counts == {"easy": 4, "medium": 3, "hard": 5}
     assert report.overall.target == {"easy": 2, "medium": 6, "hard": 4}
@@ -214,15 +214,15 @@ def test_grade_reports_the_mix_against_the_target(graded_ws):
         "single": {"easy": 2, "medium": 2, "hard": 3},            # t-3 t-4, t-2 g-6, g-2 g-3 g-4
         "unanswerable": {"easy": 0, "medium": 0, "hard": 2}}      # t-5, g-7
     assert report.by_qtype["single"].target == {"easy": 1, "medium": 4, "hard": 2}   # 1.4, 3.5, 2.1
-    other = assess_difficulty(graded_ws, dataset="faq", dense=False, target="1:1:1")
+    other = assess_difficulty(measured_ws, dataset="faq", dense=False, target="1:1:1")
     assert other.overall.target == {"easy": 4, "medium": 4, "hard": 4}
-    record = DatasetStore(graded_ws).meta("faq").checks.difficulty
+    record = DatasetStore(measured_ws).meta("faq").checks.difficulty
     assert record.target == "1:1:1" and record.counts == {"easy": 4, "medium": 3, "hard": 5}
     assert record.kb_snapshot == report.kb_snapshot and record.settings["dense"] is False
 
 
-def test_grade_lists_items_whose_type_does_not_fit(graded_ws):
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False)
+def test_difficulty_lists_items_whose_type_does_not_fit(measured_ws):
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
     assert report.misfits == {
         "g-5": "multi_evidence needs at least 2 evidence groups, has 1",
         "g-6": "single needs exactly 1 evidence group, has 2",
@@ -230,13 +230,13 @@ def test_grade_lists_items_whose_type_does_not_fit(graded_ws):
         "g-8": "single needs exactly 1 evidence group, has 0"}
 
 
-def test_balance_tags_a_deterministic_subset_and_says_what_is_missing(graded_ws):
-    store = DatasetStore(graded_ws)
+def test_balance_tags_a_deterministic_subset_and_says_what_is_missing(measured_ws):
+    store = DatasetStore(measured_ws)
     meta, items = store.load("faq")
     items[-1].tags.append("balanced-10")            # g-8, left over from an earlier balance
     store.save(meta, items)
     before = {i.id: i.status for i in items}
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False, balance=10)
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False, balance=10)
     balance = report.balance
     # 10 of 2:5:3 is 2, 5, 3; only 3 medium exist, the 2 free slots go by .2 : .3 -> 0.8, 1.2 -> 1 easy, 1 hard
     assert balance.target == {"easy": 2, "medium": 5, "hard": 3}
@@ -249,19 +249,19 @@ def test_balance_tags_a_deterministic_subset_and_says_what_is_missing(graded_ws)
     _, items = store.load("faq")
     assert {i.id for i in items if "balanced-10" in i.tags} == expected
     assert {i.id: i.status for i in items} == before and len(items) == 13
-    again = assess_difficulty(graded_ws, dataset="faq", dense=False, balance=10)
+    again = assess_difficulty(measured_ws, dataset="faq", dense=False, balance=10)
     assert again.balance.selected == balance.selected
     assert store.meta("faq").checks.difficulty.balance.missing == ["short of 2 medium items"]
 
 
-def test_rejected_and_quarantined_items_are_left_alone(graded_ws):
-    store = DatasetStore(graded_ws)
+def test_rejected_and_quarantined_items_are_left_alone(measured_ws):
+    store = DatasetStore(measured_ws)
     meta, items = store.load("faq")
     by_id = {i.id: i for i in items}
     by_id["t-4"].set_status("rejected", "test")
     by_id["g-3"].set_status("quarantined", "test")
     store.save(meta, items)
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False)
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
     assert {"t-4", "g-3"}.isdisjoint(g.id for g in report.items)
     assert report.overall.counts == {"easy": 3, "medium": 3, "hard": 4}
     _, items = store.load("faq")
@@ -294,12 +294,12 @@ def test_a_confusable_neighbour_ranked_above_gold_makes_an_item_hard(curate, tmp
     assert loose.items[0].difficulty == "medium" and loose.items[0].features["confusable_above"] == 0
 
 
-def test_grade_refuses_bad_options(graded_ws):
+def test_difficulty_refuses_bad_options(measured_ws):
     with pytest.raises(InputError, match="target"):
-        assess_difficulty(graded_ws, dataset="faq", target="2-5-3", dense=False)
+        assess_difficulty(measured_ws, dataset="faq", target="2-5-3", dense=False)
     with pytest.raises(InputError, match="balance"):
-        assess_difficulty(graded_ws, dataset="faq", balance=0, dense=False)
-    assert "difficulty" not in DatasetStore(graded_ws).meta("faq").checks
+        assess_difficulty(measured_ws, dataset="faq", balance=0, dense=False)
+    assert "difficulty" not in DatasetStore(measured_ws).meta("faq").checks
 
 
 def test_dense_rank_breaks_ties_by_chunk_order():
@@ -310,15 +310,15 @@ def test_dense_rank_breaks_ties_by_chunk_order():
     assert dense_rank(scores, {3}, k=3) is None
 
 
-def test_evidence_outside_the_snapshot_leaves_an_item_ungraded_not_hard(graded_ws):
-    store = DatasetStore(graded_ws)
+def test_evidence_outside_the_snapshot_leaves_an_item_unmeasured_not_hard(measured_ws):
+    store = DatasetStore(measured_ws)
     meta, items = store.load("faq")
     t4 = next(i for i in items if i.id == "t-4")
     t4.difficulty = "easy"
     t4.evidence[0].chunk_ids = ["gone#0"]
     store.save(meta, items)
-    report = assess_difficulty(graded_ws, dataset="faq", dense=False)
-    assert report.ungraded["t-4"] == f"no evidence chunk in KB snapshot {report.kb_snapshot} (run curate remap)"
+    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    assert report.unmeasured["t-4"] == f"no evidence chunk in KB snapshot {report.kb_snapshot} (run curate remap)"
     stored = next(i for i in store.items("faq") if i.id == "t-4")
     assert stored.difficulty is None and "bm25_rank" not in stored.difficulty_features
     assert stored.difficulty_features["evidence_groups"] == 1
