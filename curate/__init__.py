@@ -39,6 +39,7 @@ from curate.judge.config import JudgeConfig
 from curate.judge.config import resolve as resolve_judge
 from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
 from curate.kb import SnapshotStore
+from curate.locks import Busy, writing
 from curate.progress import progress
 from curate.records import (
     Chunk,
@@ -52,6 +53,8 @@ from curate.records import (
     ReleaseManifest,
     VersionedRecord,
     evidence_groups,
+    item_groups,
+    retrieval_qrels,
     now,
     read_jsonl,
 )
@@ -61,13 +64,13 @@ from curate.version import __version__
 from curate.workspace import Workspace, find_workspace, init_workspace
 
 __all__ = [
-    "CONTEXT", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EXIT_FINDINGS", "EXIT_INTERNAL",
+    "Busy", "CONTEXT", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EXIT_FINDINGS", "EXIT_INTERNAL",
     "EvalItem", "Evidence", "EvidenceGroup", "InputError", "IntegrityError", "InvalidRecords", "Judge",
     "JudgeConfig", "JudgeUsage", "LeakageCheck", "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest",
     "Releases", "SchemaVersionError", "SnapshotStore", "ToolGroup", "Verdict", "VerdictOutput", "VersionedRecord",
     "Workspace", "WorkspaceError", "__version__", "atomic_directory", "atomic_write_bytes", "atomic_write_json",
-    "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "items_digest",
+    "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
-    "read_text", "resolve_judge", "root_options", "sentence_spans", "short", "table", "verdict_model",
-    "workspace_of",
+    "read_text", "resolve_judge", "retrieval_qrels", "root_options", "sentence_spans", "short", "table", "verdict_model",
+    "workspace_of", "writing",
 ]

@@ -7,10 +7,13 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
+import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +33,19 @@ _FILE_MODE = 0o666 & ~_umask()
 _DIR_MODE = 0o777 & ~_umask()
 
 
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to disk, where the system allows it."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so a reader sees the old file or the new one, never half."""
+    """Write `data` to `path` so a reader sees the old file or the new one, never half; the file and
+    then its folder are flushed to disk, so the new one survives a power cut once this returns."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -42,33 +56,57 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+        fsync_folder(path.parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
 
 
+def _lone_surrogate_message(char: str) -> str:
+    return f"lone surrogate \\u{ord(char):04x} in a string (not valid Unicode)"
+
+
+def _utf8(text: str) -> bytes:
+    """Return `text` as UTF-8; a lone surrogate (which UTF-8 cannot encode) is a ValueError naming it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(_lone_surrogate_message(exc.object[exc.start])) from None
+
+
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write UTF-8 `text` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    """Write UTF-8 `text` atomically; text with a lone surrogate is a ValueError and writes nothing."""
+    atomic_write_bytes(path, _utf8(text))
+
+
+def _dumps(obj: Any) -> str:
+    # allow_nan=False: NaN and Infinity are not JSON, and loads_json refuses them on the way back.
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def dumps_json(obj: Any) -> str:
-    """Return canonical JSON: UTF-8 friendly, sorted keys, no spaces (stable for hashing)."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """Return canonical JSON: UTF-8 friendly, sorted keys, no spaces (stable for hashing).
+
+    What could not be read back is a ValueError: NaN, Infinity, a lone surrogate.
+    """
+    text = _dumps(obj)
+    _utf8(text)
+    return text
 
 
 def jsonl_bytes(records: Iterable[Any]) -> bytes:
-    """Return the JSONL encoding of `records` (canonical JSON, one per line)."""
+    """Return the JSONL encoding of `records` (canonical JSON, one per line); NaN, Infinity or a lone
+    surrogate is a ValueError."""
     buffer = io.StringIO(newline="\n")
-    with jsonlines.Writer(buffer, dumps=dumps_json) as writer:
+    with jsonlines.Writer(buffer, dumps=_dumps) as writer:
         writer.write_all(records)
-    return buffer.getvalue().encode("utf-8")
+    return _utf8(buffer.getvalue())
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
-    """Write `obj` as indented JSON atomically."""
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    """Write `obj` as indented JSON atomically; NaN, Infinity or a lone surrogate is a ValueError."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 def atomic_write_jsonl(path: Path, records: Iterable[Any]) -> None:
@@ -86,20 +124,50 @@ def atomic_directory(final: Path, replace: bool = False) -> Iterator[Path]:
     final.parent.mkdir(parents=True, exist_ok=True)
     if final.exists() and not replace:
         raise FileExistsError(f"{final} already exists")
-    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=STALE_SUFFIX))
     os.chmod(tmp, _DIR_MODE)
     try:
         yield tmp
+        for folder, _, names in os.walk(tmp):  # everything written is on disk before it takes its name
+            for name in names:
+                with contextlib.suppress(OSError), open(os.path.join(folder, name), "rb") as handle:
+                    os.fsync(handle.fileno())
+            fsync_folder(Path(folder))
         if final.exists():
-            old = final.with_name(f".{final.name}.old-{os.getpid()}")
+            old = final.with_name(f".{final.name}.old-{os.getpid()}{STALE_SUFFIX}")
             os.replace(final, old)
             os.replace(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, final)
+        fsync_folder(final.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+STALE_SUFFIX = ".tmp"
+
+
+def remove_stale(folder: Path, depth: int = 3) -> list[Path]:
+    """Remove what a killed write left under `folder` (hidden `.NAME.*.tmp` files and folders), down
+    to `depth` levels; return what was removed. Only a holder of the folder's write lock may call it:
+    then no write of another command is under way there."""
+    removed: list[Path] = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return removed
+    for path in list(folder.iterdir()):
+        if path.name.startswith(".") and path.name.endswith(STALE_SUFFIX):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            removed.append(path)
+        elif depth > 1 and path.is_dir() and not path.is_symlink():
+            removed += remove_stale(path, depth - 1)
+    return removed
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -137,13 +205,120 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     return text.removeprefix("\ufeff")
 
 
+MAX_DEPTH = 100
+"""Deepest nesting of arrays and objects loads_json reads: far beyond any record, and shallow enough
+that nothing downstream (validation, writing) runs out of stack."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NESTING_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:?|[\[\]{}]')  # a string (a key with its colon), or a bracket
+_REFUSED = object()
+
+
+class JSONValueError(ValueError):
+    """A JSON text that holds what JSON, Unicode or Python cannot: NaN or Infinity, a number out of range
+    or too long, nesting too deep, a lone surrogate. `field` is where (dotted path), when known."""
+
+    def __init__(self, message: str, field: str | None = None):
+        self.message = message
+        self.field = field
+        super().__init__(message)
+
+
+def _dotted(path: tuple) -> str | None:
+    """Return a path of keys and list indices as the field names of errors spell it: `evidence[0].text`."""
+    text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).removeprefix(".")
+    # backslashreplace: a key holding a lone surrogate still prints, as \udXXX.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") or None
+
+
+def _path_to(value: Any, wanted: Callable[[Any], bool]) -> tuple[str | None, Any]:
+    """Return (dotted path, the value or key) of the first value or key in `value` that is `wanted`,
+    or (None, None). Iterative, so it never runs out of stack."""
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        if wanted(node):
+            return _dotted(path), node
+        if isinstance(node, dict):
+            for key in node:
+                if wanted(key):
+                    return _dotted((*path, key)), key
+            stack.extend(((*path, key), item) for key, item in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend(((*path, index), item) for index, item in reversed(list(enumerate(node))))
+    return None, None
+
+
+def _check_depth(text: str) -> None:
+    """Raise JSONValueError if arrays and objects in `text` nest deeper than MAX_DEPTH, naming the
+    top-level key they are under."""
+    depth, key = 0, None
+    for token in _NESTING_TOKEN.finditer(text):
+        mark = token.group()
+        if mark in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise JSONValueError(f"nested too deeply (more than {MAX_DEPTH} levels of [ and {{)", field=key)
+        elif mark in ("]", "}"):
+            depth = max(depth - 1, 0)
+        elif mark.endswith(":") and depth == 1:
+            with contextlib.suppress(ValueError):
+                key = _dotted((json.loads(mark[:-1].rstrip()),))
+
+
+def _finite_float(number: str) -> float:
+    value = float(number)
+    if math.isinf(value):
+        raise JSONValueError(f"{number[:40]} is out of range for a number (at most about 1.8e308)")
+    return value
+
+
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON can hold")
+    raise JSONValueError(f"{name} is not a number JSON can hold")
+
+
+# Built once: json.loads with hooks would build a decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+
+def _refused_number(text: str) -> str | None:
+    """Return the path of the first number in `text` that loads_json refuses (for the error message)."""
+    limit = sys.get_int_max_str_digits()
+    try:
+        value = json.loads(text, parse_constant=lambda _: _REFUSED,
+                           parse_float=lambda number: _REFUSED if math.isinf(float(number)) else 0.0,
+                           parse_int=lambda number: _REFUSED if 0 < limit < len(number.lstrip("-")) else 0)
+    except ValueError:  # bad syntax further on: the line is still named
+        return None
+    return _path_to(value, lambda node: node is _REFUSED)[0]
 
 
 def loads_json(text: str | bytes) -> Any:
-    """Return the value of one JSON text; NaN and Infinity are refused (JSON cannot hold them)."""
-    return json.loads(text, parse_constant=_no_constant)
+    """Return the value of one JSON text; what JSON, Unicode or Python cannot hold is a JSONValueError
+    (a ValueError) naming the field: NaN and Infinity, numbers beyond the float range or with more
+    than 4300 digits, nesting deeper than MAX_DEPTH, lone surrogates (\\ud800-\\udfff escapes that
+    do not form a pair). Bad syntax is a json.JSONDecodeError."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode(json.detect_encoding(text))  # strict: an encoded surrogate is refused
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        _check_depth(text)
+    try:
+        value = _DECODER.decode(text)
+    except JSONValueError as exc:
+        raise JSONValueError(exc.message, field=_refused_number(text)) from None
+    except RecursionError:
+        raise JSONValueError("nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # the one other ValueError json raises: an integer past the digit limit
+        raise JSONValueError(f"a number with more than {sys.get_int_max_str_digits()} digits",
+                             field=_refused_number(text)) from None
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        field, found = _path_to(value, lambda node: isinstance(node, str) and _SURROGATE.search(node) is not None)
+        if found is not None:
+            raise JSONValueError(_lone_surrogate_message(_SURROGATE.search(found).group()), field=field)
+    return value
 
 
 def _json_lines(text: str, path: Path) -> Iterator[tuple[int, Any | InputError]]:
@@ -163,6 +338,9 @@ def _json_lines(text: str, path: Path) -> Iterator[tuple[int, Any | InputError]]
             if not exc.line.strip():
                 continue
             cause = exc.__cause__
+            if isinstance(cause, JSONValueError):
+                yield number, InputError(cause.message, file=str(path), line=number, field=cause.field)
+                continue
             detail = (f"{cause.msg} at column {cause.colno}" if isinstance(cause, json.JSONDecodeError)
                       else str(cause) if cause is not None else str(exc).split(" (line")[0])
             yield number, InputError(f"not valid JSON ({detail})", file=str(path), line=number)
@@ -190,14 +368,101 @@ def iter_json_objects(path: Path, encoding: str = "utf-8", text: str | None = No
         yield number, value
 
 
-def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield (line number, row dict) for each CSV row; the header is line 1."""
+def _csv_rows(path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line the row starts on, cells) for each non-blank CSV row; a quote left open, or text
+    after a closing quote, is an InputError naming the line the quoted field opened on and its column
+    (the csv module alone would merge the lines up to the next quote into one field)."""
     text = read_text(path, encoding)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
-        raise InputError("empty CSV file, a header row was expected", file=str(path), line=1)
-    for row in reader:
-        if None in row:
-            raise InputError(f"{len(row[None])} more cells than the header has",
-                             file=str(path), line=reader.line_num)
-        yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise _csv_error(text, start, header, str(path), exc) from None
+        if row:
+            header = header or row
+            yield start, row
+
+
+def _csv_error(text: str, start: int, header: list[str] | None, file: str, exc: csv.Error) -> InputError:
+    """Return the InputError of the row starting on line `start` that the csv module refused."""
+    lines = io.StringIO(text, newline="").readlines()  # the same lines the csv reader counts
+    problem = _quote_problem("".join(lines[start - 1:]), start)
+    if problem is None:
+        return InputError(f"not valid CSV ({exc})", file=file, line=start)
+    opened, column, closed = problem
+    field = header[column] if header and column < len(header) else None
+    where = "" if field else f" (column {column + 1})"
+    if closed is None:
+        message = f"unterminated quote: this quoted field{where} runs to the end of the file"
+    elif closed > opened:
+        message = (f"unterminated quote: this quoted field{where} runs on to line {closed}, where text follows "
+                   f"its closing quote (a quote inside a quoted field is written \"\")")
+    else:
+        message = f"text after the closing quote{where} (a quote inside a quoted field is written \"\")"
+    return InputError(message, file=file, line=opened, field=field)
+
+
+def _line_breaks(text: str) -> int:
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def _quote_problem(rest: str, line: int) -> tuple[int, int, int | None] | None:
+    """Return (line the quote opened on, column index, line of its closing quote or None if it never
+    closes) for the first quoted field of the row opening `rest` (on `line`) that is not closed by a
+    quote followed by a comma or a line end; None if the row has no such field."""
+    column, at_field_start, i = 0, True, 0
+    while i < len(rest):
+        char = rest[i]
+        if char == '"' and at_field_start:
+            opened, i = line, i + 1
+            while True:
+                close = rest.find('"', i)
+                if close < 0:
+                    return opened, column, None
+                line += _line_breaks(rest[i:close])
+                if rest.startswith('""', close):
+                    i = close + 2
+                    continue
+                i = close + 1
+                break
+            if i < len(rest) and rest[i] not in ",\r\n":
+                return opened, column, line
+            at_field_start = False
+            continue
+        if char in "\r\n":
+            return None
+        if char == ",":
+            column += 1
+        at_field_start = char == ","
+        i += 1
+    return None
+
+
+def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str | None]]]:
+    """Yield (line the row starts on, row dict) for each CSV row; the header is line 1, and a cell the
+    row lacks is None. A header with a repeated or empty name, a row with more cells than the header,
+    or a quote left open is an InputError."""
+    file = str(path)
+    rows = _csv_rows(Path(path), encoding)
+    first = next(rows, None)
+    if first is None:
+        raise InputError("empty CSV file, a header row was expected", file=file, line=1)
+    if first[0] != 1:
+        raise InputError("blank line where the header row was expected", file=file, line=1)
+    header = first[1]
+    seen: set[str] = set()
+    for index, name in enumerate(header):
+        if not name.strip():
+            raise InputError(f"column {index + 1} has no name in the header", file=file, line=1)
+        if name in seen:
+            raise InputError("named twice in the header", file=file, line=1, field=name)
+        seen.add(name)
+    for line, cells in rows:
+        if len(cells) > len(header):
+            raise InputError(f"{len(cells) - len(header)} more cells than the header has", file=file, line=line)
+        yield line, dict(zip(header, cells + [None] * (len(header) - len(cells)), strict=True))

@@ -10,6 +10,7 @@ from typing import Any
 
 from curate.errors import InputError, WorkspaceError
 from curate.fileio import atomic_write_text
+from curate.credentials import check_base_url, check_key_env_name
 
 CONFIG_NAME = "curate.toml"
 # The project's relevance guidelines, beside the package in a clone or editable install.
@@ -51,6 +52,11 @@ DEFAULTS = {
     "judge_api_key_env": "OPENAI_API_KEY",
     "guidelines": "",
 }
+# Settings named like a credential: refused in any section of curate.toml, whatever their value.
+SECRET_SETTINGS = frozenset({"api_key", "apikey", "key", "token", "access_token", "secret", "password"})
+_TABLE = re.compile(r"\s*\[\[?([^\[\]]+)\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+_PART = re.compile(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""")
 
 
 @dataclass(frozen=True)
@@ -71,15 +77,40 @@ class Workspace:
     def datasets_dir(self) -> Path:
         return self.root / "datasets"
 
+    # What the tools keep: nothing written on a user's say-so (--out, --report) may land in it.
+    STATE = ("kb", "datasets", "cache", "argilla", "guidelines", "runs", CONFIG_NAME)
+
+    def refuse_state(self, path: Path, *, field: str = "out", allow: tuple[str, ...] = ()) -> Path:
+        """Return `path` resolved, or raise InputError when writing there could destroy the workspace's
+        own state: the workspace itself, a folder holding it, or anything inside kb/, datasets/,
+        cache/, argilla/, guidelines/, runs/ or curate.toml (`allow` names state folders a command
+        writes on purpose, as `evalrun run` writes runs/)."""
+        target = Path(path).expanduser().resolve()
+        root = self.root.resolve()
+        if target == root or root.is_relative_to(target):
+            raise InputError(f"{path} is the workspace {root} or holds it: give a new folder or file for the "
+                             f"output, e.g. exports/NAME", field=field)
+        for name in self.STATE:
+            if name in allow:
+                continue
+            place = root / name
+            if target == place or target.is_relative_to(place):
+                raise InputError(f"{path} is inside the workspace's own {name}: outputs go elsewhere "
+                                 f"(e.g. {root / 'exports'})", field=field)
+        return target
+
     def config(self) -> dict[str, Any]:
-        """Return curate.toml parsed; a syntax error names the file and line."""
+        """Return curate.toml parsed; a syntax error, or a key written into the file, names the file and line."""
+        text = self.config_path.read_text(encoding="utf-8")
         try:
-            return tomllib.loads(self.config_path.read_text(encoding="utf-8"))
+            config = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
             message = str(exc).replace(where.group(0), "").strip() if where else str(exc)
             raise InputError(f"not valid TOML: {message}", file=str(self.config_path),
                              line=int(where.group(1)) if where else None) from None
+        _refuse_secrets(config, text, str(self.config_path))
+        return config
 
     def setting(self, section: str, key: str, default: Any = None) -> Any:
         """Return one setting of curate.toml, or `default` when it is absent or empty."""
@@ -87,8 +118,55 @@ class Workspace:
         return default if value == "" else value
 
 
+def _settings(table: dict, path: tuple[str, ...] = ()):
+    """Yield (path, value) for every setting and table of parsed TOML, arrays of tables included."""
+    for name, value in table.items():
+        yield path + (name,), value
+        for inner in value if isinstance(value, list) else [value]:
+            if isinstance(inner, dict):
+                yield from _settings(inner, path + (name,))
+
+
+def _keys(spec: str) -> tuple[str, ...]:
+    return tuple(part.strip("\"'") for part in _PART.findall(spec))
+
+
+def _line_of(text: str, path: tuple[str, ...]) -> int | None:
+    """Return the line of curate.toml that sets `path` (a table header or a key), if it can be found."""
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if header := _TABLE.match(line):
+            table = _keys(header.group(1))
+            if table == path:
+                return number
+        elif key := _KEY.match(line):
+            if table + _keys(key.group(1)) == path:
+                return number
+    # An inline table ({ api_key = "..." }): the first line assigning that name.
+    anywhere = re.compile(rf"""(?<![\w"'-])["']?{re.escape(path[-1])}["']?\s*=""")
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if anywhere.search(line)), None)
+
+
+def _refuse_secrets(config: dict, text: str, file: str) -> None:
+    """Raise InputError (file, line, field) for a key written into curate.toml: a setting named like a
+    credential, a `*_env` setting holding a key instead of a variable's name, or a URL with credentials."""
+    for path, value in _settings(config):
+        name, field = path[-1].lower().replace("-", "_"), ".".join(path)
+        if name in SECRET_SETTINGS:
+            hint = "; name the variable with api_key_env" if path[0] == "judge" else ""
+            raise InputError(f"keys belong in the environment, not in {CONFIG_NAME}{hint}",
+                             file=file, line=_line_of(text, path), field=field)
+        if isinstance(value, str) and name.endswith("_env"):
+            check_key_env_name(value, field=field, file=file, line=_line_of(text, path))
+        if isinstance(value, str) and name.endswith("url"):
+            check_base_url(value, field=field, file=file, line=_line_of(text, path))
+
+
 def init_workspace(directory: Path, **settings: str) -> Workspace:
-    """Create a workspace in `directory` and return it; refuse to overwrite an existing one."""
+    """Create a workspace in `directory` and return it; refuse to overwrite an existing one, and refuse
+    a key given for the variable's name or a URL with credentials before anything is written."""
+    check_key_env_name(settings.get("judge_api_key_env"), field="--judge-api-key-env")
+    check_base_url(settings.get("judge_base_url"), field="--judge-base-url")
     root = Path(directory).resolve()
     if (root / CONFIG_NAME).exists():
         raise WorkspaceError(f"{root / CONFIG_NAME} already exists")
@@ -108,15 +186,21 @@ def init_workspace(directory: Path, **settings: str) -> Workspace:
     return Workspace(root)
 
 
+def _checked(workspace: Workspace) -> Workspace:
+    workspace.config()
+    return workspace
+
+
 def find_workspace(start: Path | None = None, explicit: Path | None = None) -> Workspace:
-    """Return the workspace named by `explicit`, else the nearest one at or above `start`."""
+    """Return the workspace named by `explicit`, else the nearest one at or above `start`; its
+    curate.toml is read here, so every command refuses a broken one or a key written into it."""
     if explicit is not None:
         root = Path(explicit).resolve()
         if not (root / CONFIG_NAME).is_file():
             raise WorkspaceError(f"{root} is not a curate workspace (no {CONFIG_NAME}); run `curate init {explicit}`")
-        return Workspace(root)
+        return _checked(Workspace(root))
     here = Path(start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / CONFIG_NAME).is_file():
-            return Workspace(folder)
+            return _checked(Workspace(folder))
     raise WorkspaceError(f"no {CONFIG_NAME} in {here} or above; run `curate init` or pass --workspace")

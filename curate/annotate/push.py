@@ -61,41 +61,42 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
          argilla_dataset: str | None = None) -> PushReport:
     """Send items to an Argilla dataset (created on first push); records are keyed by item id, so
     pushing again updates them and keeps every submitted response."""
-    rg = argilla_sdk()
-    store = DatasetStore(workspace)
-    meta, items = store.load(dataset)
-    chosen = [i for i in items if i.status in statuses]
-    state = load_state(workspace, dataset)
-    if state.pool_k not in (None, pool_k):
-        raise InputError(f"dataset '{dataset}' was pushed with --pool-k {state.pool_k}; Argilla's fields are "
-                         f"fixed, so push with the same pool size", field="pool-k")
-    index = KBIndex(workspace, meta.kb_snapshot)
-    pools = candidate_pools(index, chosen, pool_k)
-    texts = {c.chunk_id: (str(c.metadata.get("title") or ""), c.text) for c in index.chunks}
-    version = workspace_guideline_version(workspace)
-    client = connect(api_url)
-    name = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
-    space = client.workspaces(argilla_workspace)
-    if space is None:
-        space = rg.Workspace(name=argilla_workspace).create()
-    target = client.datasets(name=name, workspace=argilla_workspace)
-    created = target is None
-    if created:
-        target = rg.Dataset(name=name, workspace=space, client=client,
-                            settings=settings(pool_k, guidelines_text(workspace, items),
-                                              min_submitted)).create()
-    records = [record(item, pools[item.id], texts, origin="curate") for item in chosen]
-    for start in progress(range(0, len(records), BATCH), "pushing to Argilla", unit="batch",
-                          total=(len(records) + BATCH - 1) // BATCH):
-        batch = records[start:start + BATCH]
-        target.records.log(batch, batch_size=len(batch))
-    pushed_at = now()
-    for item in chosen:
-        before = state.items.get(item.id)
-        state.items[item.id] = PushedItem(slots=[c.chunk_id for c in pools[item.id]], digest=annotation_digest(item),
-                                          pushed_at=pushed_at, applied=before.applied if before else None)
-    state.argilla = ArgillaTarget(api_url=client.api_url, dataset=name, workspace=argilla_workspace)
-    state.pool_k, state.guideline_version, state.min_submitted = pool_k, version, min_submitted
-    state.write(state_path(workspace, dataset))
-    return PushReport(dataset, name, len(records), created, version,
-                      Counter(len(pools[i.id]) for i in chosen))
+    with DatasetStore(workspace).writing(dataset):
+        rg = argilla_sdk()
+        store = DatasetStore(workspace)
+        meta, items = store.load(dataset)
+        chosen = [i for i in items if i.status in statuses]
+        state = load_state(workspace, dataset)
+        if state.pool_k not in (None, pool_k):
+            raise InputError(f"dataset '{dataset}' was pushed with --pool-k {state.pool_k}; Argilla's fields are "
+                             f"fixed, so push with the same pool size", field="pool-k")
+        index = KBIndex(workspace, meta.kb_snapshot)
+        pools = candidate_pools(index, chosen, pool_k)
+        texts = {c.chunk_id: (str(c.metadata.get("title") or ""), c.text) for c in index.chunks}
+        version = workspace_guideline_version(workspace)
+        client = connect(api_url)
+        name = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
+        space = client.workspaces(argilla_workspace)
+        if space is None:
+            space = rg.Workspace(name=argilla_workspace).create()
+        target = client.datasets(name=name, workspace=argilla_workspace)
+        created = target is None
+        if created:
+            target = rg.Dataset(name=name, workspace=space, client=client,
+                                settings=settings(pool_k, guidelines_text(workspace, items),
+                                                  min_submitted)).create()
+        records = [record(item, pools[item.id], texts, origin="curate") for item in chosen]
+        for start in progress(range(0, len(records), BATCH), "pushing to Argilla", unit="batch",
+                              total=(len(records) + BATCH - 1) // BATCH):
+            batch = records[start:start + BATCH]
+            target.records.log(batch, batch_size=len(batch))
+        pushed_at = now()
+        for item in chosen:
+            before = state.items.get(item.id)
+            state.items[item.id] = PushedItem(slots=[c.chunk_id for c in pools[item.id]], digest=annotation_digest(item),
+                                              pushed_at=pushed_at, applied=before.applied if before else None)
+        state.argilla = ArgillaTarget(api_url=client.api_url, dataset=name, workspace=argilla_workspace)
+        state.pool_k, state.guideline_version, state.min_submitted = pool_k, version, min_submitted
+        state.write(state_path(workspace, dataset))
+        return PushReport(dataset, name, len(records), created, version,
+                          Counter(len(pools[i.id]) for i in chosen))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from curate.dataset import DatasetStore
 from curate.errors import CurateError, InputError
 from curate.records import AnnotationState
+from curate.credentials import mask, mask_url
 from curate.workspace import Workspace
 
 
@@ -23,7 +25,7 @@ def argilla_sdk():
 
 def connect(api_url: str | None = None):
     """Return an Argilla client: the URL from the flag or ARGILLA_API_URL, the key from ARGILLA_API_KEY
-    (read here, never stored)."""
+    (read here, never stored, and masked out of the error raised when Argilla cannot be reached)."""
     import logging
 
     rg = argilla_sdk()
@@ -37,7 +39,8 @@ def connect(api_url: str | None = None):
     try:
         return rg.Argilla(api_url=url, api_key=key, timeout=120)
     except Exception as exc:
-        raise CurateError(f"cannot reach Argilla at {url}: {type(exc).__name__}: {str(exc)[:160]}") from None
+        said = mask(str(exc), [key, urlsplit(url).password])[:160]
+        raise CurateError(f"cannot reach Argilla at {mask_url(url)}: {type(exc).__name__}: {said}") from None
 
 
 def state_path(workspace: Workspace, name: str) -> Path:

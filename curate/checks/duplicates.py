@@ -1,4 +1,5 @@
-"""`curate check-dups`: duplicate questions (exact, fuzzy, semantic) and duplicate chunks."""
+"""`curate check-dups`: duplicate questions (exact, fuzzy, semantic), and with `kb` duplicate chunks
+(`curate.checks.copies`)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from curate.checks.clusters import Cluster, Edge, clusters
+from curate.checks.copies import chunk_groups, stored_groups, write_chunk_groups
 from curate.dataset import DatasetStore, items_digest
+from curate.errors import InputError
 from curate.index.embeddings import question_vectors
 from curate.index.kb_index import KBIndex
-from curate.index.minhash import candidate_pairs, signatures
 from curate.records import (
     UNRELEASED_STATUSES,
     ChunkGroup,
-    ChunkGroups,
+    WithheldPair,
     DuplicateCluster,
     DuplicateEdge,
     DuplicatesCheck,
     DuplicatesReport,
     EvalItem,
     extend_evidence,
-    now,
 )
 from curate.text.normalize import fold
 from curate.workspace import Workspace
@@ -121,6 +122,8 @@ class DupReport:
     conflicts: dict[int, list[str]]
     rejected: dict[str, str] = field(default_factory=dict)   # item id -> duplicate_of
     chunk_groups: list[ChunkGroup] | None = None
+    withheld: list[WithheldPair] = field(default_factory=list)   # near chunks that differ in what matters
+    undone: list[str] = field(default_factory=list)              # duplicate-chunk groups a person took apart
     extended_evidence: int = 0
     fixed: bool = False                                       # --fix was asked
     questions: dict[str, str] = field(default_factory=dict)  # item id -> question, for the members
@@ -130,7 +133,8 @@ class DupReport:
         DuplicatesReport(
             clusters=[DuplicateCluster(members=c.members, edges=[DuplicateEdge(**asdict(e)) for e in c.edges],
                                        conflicts=self.conflicts.get(n, [])) for n, c in enumerate(self.clusters)],
-            rejected=self.rejected, chunk_groups=self.chunk_groups).write(path)
+            rejected=self.rejected, chunk_groups=self.chunk_groups, withheld=self.withheld,
+            undone=self.undone).write(path)
 
     @property
     def unresolved(self) -> bool:
@@ -148,77 +152,57 @@ def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], sett
     return clusters(question_edges(live, settings, vectors, readable), order)
 
 
-def chunk_groups(index: KBIndex, near_min: float = 90.0) -> list[ChunkGroup]:
-    """Return groups of duplicate chunks: exact after folding, or near (MinHash LSH, then a
-    rapidfuzz ratio of at least `near_min`)."""
-    folded = index.folded
-    ids = [c.chunk_id for c in index.chunks]
-    edges: list[Edge] = []
-    first: dict[str, int] = {}
-    unique: list[int] = []
-    for position, text in enumerate(folded):
-        if not text:
-            continue
-        if text in first:
-            edges.append(Edge(ids[first[text]], ids[position], "exact", 100.0))
-        else:
-            first[text] = position
-            unique.append(position)
-    signature = signatures(index.ngrams, len(folded))
-    keep = np.zeros(len(folded), dtype=bool)
-    keep[unique] = True
-    signature[~keep] = np.iinfo(np.uint64).max
-    for a, b in sorted(candidate_pairs(signature)):
-        score = fuzz.ratio(folded[a], folded[b])
-        if score >= near_min:
-            edges.append(Edge(ids[a], ids[b], "near", round(score, 1)))
-    groups = clusters(edges, {chunk_id: n for n, chunk_id in enumerate(ids)})
-    return [ChunkGroup(chunks=g.members, method="exact" if all(e.method == "exact" for e in g.edges) else "near",
-                       min_score=min(e.score for e in g.edges)) for g in groups]
-
-
-def write_chunk_groups(index: KBIndex, groups: list[ChunkGroup], near_min: float) -> None:
-    """Store the groups as the snapshot's evidence equivalence groups."""
-    ChunkGroups(snapshot=index.snapshot_id, at=now(), near_min=near_min, groups=groups).write(index.groups_path)
-    index.__dict__.pop("copies", None)
-
-
 def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: bool = False,
-               fuzzy_min: float = 90.0, semantic_min: float | None = 0.92, near_min: float = 90.0) -> DupReport:
+               fuzzy_min: float = 90.0, semantic_min: float | None = 0.92, near_min: float = 90.0,
+               undo: Sequence[str] = ()) -> DupReport:
     """Cluster alike questions of `dataset` (and, with `kb`, duplicate chunks of its snapshot);
-    with `fix`, keep one item per conflict-free cluster and reject the rest as duplicates."""
-    store = DatasetStore(workspace)
-    meta, items = store.load(dataset)
-    by_id = {i.id: i for i in items}
-    found = find_question_clusters(workspace, items, DupSettings(fuzzy_min, semantic_min),
-                                   semantic=semantic_min is not None)
-    report = DupReport(clusters=found, conflicts={}, fixed=fix,
-                       questions={m: by_id[m].question for c in found for m in c.members})
-    for n, cluster in enumerate(found):
-        disagreement = conflicts(cluster, by_id)
-        if disagreement:
-            report.conflicts[n] = disagreement
-        elif fix:
-            kept = keeper([by_id[m] for m in cluster.members])
-            for member in cluster.members:
-                if member != kept.id:
-                    edge = next(e for e in cluster.edges if member in (e.a, e.b))
-                    by_id[member].duplicate_of = kept.id
-                    by_id[member].set_status("rejected", f"duplicate of {kept.id} ({edge.method} {edge.score:g})",
-                                             by="curate check-dups --fix")
-                    report.rejected[member] = kept.id
-    if kb and meta.kb_snapshot:
-        index = KBIndex(workspace, meta.kb_snapshot)
-        report.chunk_groups = chunk_groups(index, near_min)
-        write_chunk_groups(index, report.chunk_groups, near_min)
-        report.extended_evidence = extend_evidence(items, index.copies)
-    counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
-              "label_conflicts": len(report.conflicts), "rejected": len(report.rejected)}
-    if report.chunk_groups is not None:
-        counts["chunk_groups"] = len(report.chunk_groups)
-    meta.checks.duplicates = DuplicatesCheck(
-        kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
-        outcome="findings" if report.unresolved else "clean", counts=counts,
-        settings={"fuzzy_min": fuzzy_min, "semantic_min": semantic_min, "near_min": near_min})
-    store.save(meta, items)
-    return report
+    with `fix`, keep one item per conflict-free cluster and reject the rest as duplicates; `undo`
+    names duplicate-chunk groups (by group id) that are not copies: they are taken apart, taken out
+    of every evidence, and never formed again."""
+    with DatasetStore(workspace).writing(dataset):
+        if undo and not kb:
+            raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
+        store = DatasetStore(workspace)
+        meta, items = store.load(dataset)
+        by_id = {i.id: i for i in items}
+        found = find_question_clusters(workspace, items, DupSettings(fuzzy_min, semantic_min),
+                                       semantic=semantic_min is not None)
+        report = DupReport(clusters=found, conflicts={}, fixed=fix,
+                           questions={m: by_id[m].question for c in found for m in c.members})
+        for n, cluster in enumerate(found):
+            disagreement = conflicts(cluster, by_id)
+            if disagreement:
+                report.conflicts[n] = disagreement
+            elif fix:
+                kept = keeper([by_id[m] for m in cluster.members])
+                for member in cluster.members:
+                    if member != kept.id:
+                        edge = next(e for e in cluster.edges if member in (e.a, e.b))
+                        by_id[member].duplicate_of = kept.id
+                        by_id[member].set_status("rejected", f"duplicate of {kept.id} ({edge.method} {edge.score:g})",
+                                                 by="curate check-dups --fix")
+                        report.rejected[member] = kept.id
+        if kb and meta.kb_snapshot:
+            index = KBIndex(workspace, meta.kb_snapshot)
+            before = stored_groups(index)
+            undone = list(before.undone) if before else []
+            known = {g.group_id: g for g in (before.groups if before else [])}
+            for gid in undo:
+                if gid not in known:
+                    raise InputError(f"no duplicate-chunk group {gid} in KB snapshot {index.snapshot_id} "
+                                     f"(groups: {', '.join(sorted(known)) or 'none'})", field="undo")
+                undone.append(known[gid])
+            report.chunk_groups, report.withheld = chunk_groups(index, near_min, [g.chunks for g in undone])
+            report.undone = [g.group_id for g in undone]
+            write_chunk_groups(index, report.chunk_groups, report.withheld, near_min, undone)
+            report.extended_evidence = extend_evidence(items, index.copies)
+        counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
+                  "label_conflicts": len(report.conflicts), "rejected": len(report.rejected)}
+        if report.chunk_groups is not None:
+            counts["chunk_groups"] = len(report.chunk_groups)
+        meta.checks.duplicates = DuplicatesCheck(
+            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
+            outcome="findings" if report.unresolved else "clean", counts=counts,
+            settings={"fuzzy_min": fuzzy_min, "semantic_min": semantic_min, "near_min": near_min})
+        store.save(meta, items)
+        return report

@@ -26,13 +26,18 @@ from curate.cli.display import console, short, table
 @click.option("--semantic-min", type=float, default=0.92, show_default=True, help="Cosine of question embeddings.")
 @click.option("--no-semantic", is_flag=True, help="Skip the embedding pass.")
 @click.option("--near-min", type=float, default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
+@click.option("--undo", multiple=True, metavar="GROUP_ID", help="With --kb: take apart a duplicate-chunk group "
+              "that is not copies (its chunks leave every evidence and are never joined again).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 @click.pass_context
 def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min: float, semantic_min: float,
-               no_semantic: bool, near_min: float, report_path: Path | None) -> None:
+               no_semantic: bool, near_min: float, undo: tuple[str, ...], report_path: Path | None) -> None:
     """Cluster duplicate questions (exact, fuzzy, semantic) and report label conflicts (exit 1 if any found)."""
-    report = run_check_dups(workspace_of(ctx), dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
-                            semantic_min=None if no_semantic else semantic_min, near_min=near_min)
+    workspace = workspace_of(ctx)
+    if report_path:
+        workspace.refuse_state(report_path, field="report")
+    report = run_check_dups(workspace, dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
+                            semantic_min=None if no_semantic else semantic_min, near_min=near_min, undo=undo)
     out = console()
     members = sum(len(c.members) for c in report.clusters)
     out.print(f"{dataset}: {len(report.clusters)} clusters of alike questions ({members} items), "
@@ -54,9 +59,18 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
         out.print(f"KB: {len(report.chunk_groups)} groups of duplicate chunks ({copies} chunks) stored as evidence "
                   f"equivalence groups; {report.extended_evidence} evidence entries extended to their copies")
         if report.chunk_groups:
-            out.print(table(None, ("group", "method", "min score", "chunks"),
-                            [(n, g.method, g.min_score, short(", ".join(g.chunks), 80))
-                             for n, g in enumerate(report.chunk_groups[:50], start=1)]))
+            out.print(table(None, ("group", "method", "min score", "chunks", "what differs"),
+                            [(g.group_id, g.method, g.min_score, short(", ".join(g.chunks), 60),
+                              short(" | ".join(g.differs), 70)) for g in report.chunk_groups[:50]]))
+            out.print("a group that is not copies: `curate check-dups --dataset "
+                      f"{dataset} --kb --undo GROUP_ID`")
+        if report.withheld:
+            out.print(f"not joined, though alike: {len(report.withheld)} pairs of chunks that differ in a number, "
+                      "date, version, code or negation")
+            out.print(table(None, ("chunk", "chunk", "score", "differs in"),
+                            [(w.a, w.b, w.score, short(w.differs, 60)) for w in report.withheld[:20]]))
+        if report.undone:
+            out.print(f"taken apart and kept apart: {', '.join(report.undone)}")
     if report_path:
         report.write(report_path)
     ctx.exit(EXIT_FINDINGS if report.unresolved else 0)
@@ -81,7 +95,10 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
                   answer_min_chars_en: int) -> None:
     """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any)."""
     settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
-    report = run_check_leakage(workspace_of(ctx), ref=ref, kb=kb, fix=fix, allow_docs=allow_docs,
+    workspace = workspace_of(ctx)
+    if report_path:
+        workspace.refuse_state(report_path, field="report")
+    report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs,
                                settings=settings, semantic=not no_semantic)
     out = console()
     record = report.record

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from curate.cli.base import EXIT_FINDINGS, workspace_of
-from curate.cli.display import console, report_skipped, table
+from curate.cli.display import console, report_skipped, short, table
 from curate.dataset import import_items
+from curate.dataset.build import EVIDENCE_MODES
 from curate.dataset.importer import FORMATS
 from curate.dataset import remap as run_remap
 from curate.records import SOURCES
@@ -45,14 +46,17 @@ def init(directory: Path, **settings: str) -> None:
 @click.option("--chunker", type=click.Choice(["structure", "fixed"]),
               help="squad only: chunk paragraphs instead of one chunk per paragraph.")
 @click.option("--chunk-size", type=int, help="squad only: chunk size for --chunker.")
+@click.option("--evidence-mode", type=click.Choice(EVIDENCE_MODES), default="all", show_default=True,
+              help="all: each passage of a record is needed; any: they are alternatives for one fact and "
+              "finding any one counts (a record's own evidence_mode field wins).")
 @click.pass_context
 def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str | None, fmt: str,
             mapping: tuple[str, ...], encoding: str, skip_invalid: bool, min_score: float,
-            chunker: str | None, chunk_size: int | None) -> None:
+            chunker: str | None, chunk_size: int | None, evidence_mode: str) -> None:
     """Import questions with their answers, key points and evidence into a draft dataset."""
     report = import_items(workspace_of(ctx), path, dataset=dataset, source=source, kb=kb, format=fmt,
                           mapping=mapping, encoding=encoding, skip_invalid=skip_invalid, min_score=min_score,
-                          chunker=chunker, chunk_size=chunk_size)
+                          chunker=chunker, chunk_size=chunk_size, evidence_mode=evidence_mode)
     report_skipped(report.skipped)
     located = ", ".join(f"{n} {how}" for how, n in sorted(report.located_by.items())) or "none"
     click.echo(f"{dataset}: imported {len(report.imported)} items against KB snapshot {report.kb_snapshot}; "
@@ -72,7 +76,7 @@ def remap(ctx: click.Context, dataset: str, kb: str, min_score: float, dry_run: 
     click.echo(f"{dataset}: {report.source_snapshot} -> {report.target_snapshot}: mapped {mapped}; "
                f"unmapped {len(report.unmapped)}" + ("" if report.written else " (dry run, nothing written)"))
     if report.unmapped:
-        rows = [(u.item_id, u.evidence_id, u.doc_id, u.text[:60]) for u in report.unmapped]
+        rows = [(u.item_id, u.evidence_id, u.doc_id, short(u.text, 50), u.why) for u in report.unmapped]
         console().print(table("evidence not mapped (items set to needs_evidence)",
-                              ("item", "evidence", "document", "text"), rows))
+                              ("item", "evidence", "document", "text", "why"), rows))
         ctx.exit(EXIT_FINDINGS)

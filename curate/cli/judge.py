@@ -42,6 +42,8 @@ def resolve_judge(ctx: click.Context, judge_base_url, judge_model, judge_api_key
 def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: int, report_path: Path | None,
                               **judge) -> None:
     """Ask the judge whether each item holds together; flagged items become needs_rewrite (exit 1)."""
+    if report_path:
+        workspace_of(ctx).refuse_state(report_path, field="report")
     config = resolve_judge(ctx, **judge)
     report = check_consistency(workspace_of(ctx), dataset=dataset, config=config, repeat=repeat, k=k)
     record, stats = report.record, report.judge.stats

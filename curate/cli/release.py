@@ -9,6 +9,7 @@ import click
 from curate.cli.base import workspace_of
 from curate.cli.display import console, counts_table, table
 from curate.dataset import DatasetStore, parse_ref
+from curate.errors import IntegrityError, SchemaVersionError
 from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
 from curate.release import diff as run_diff
 from curate.release import export as run_export
@@ -26,6 +27,10 @@ def release(ctx: click.Context, dataset: str, message: str) -> None:
     click.echo(f"released {dataset}@{manifest.version}: {manifest.items} items "
                f"(+{len(log['added'])} -{len(log['removed'])} ~{len(log['changed'])}), "
                f"sha256 {manifest.content_sha256[:16]}")
+    if manifest.skipped_damaged:
+        skipped = ", ".join(f"{dataset}@{v}" for v in manifest.skipped_damaged)
+        click.echo(f"warning: passed over damaged or missing {skipped} (`curate versions {dataset}` says why); "
+                   f"{manifest.version} follows {manifest.parent_version or 'no intact release'}", err=True)
 
 
 @click.command()
@@ -36,10 +41,18 @@ def versions(ctx: click.Context, name: str) -> None:
     releases = Releases(workspace_of(ctx), name)
     DatasetStore(releases.workspace).meta(name)
     rows = []
-    for version in releases.versions():
-        m = releases.manifest(version)
-        rows.append((version, m.created_at, m.items, m.kb_snapshot, m.content_sha256[:16], m.message))
-    console().print(table(None, ("version", "created", "items", "kb snapshot", "sha256", "message"), rows))
+    present = releases.versions()
+    for version in sorted({*present, *releases.recorded()}, key=lambda v: int(v[1:])):
+        try:
+            m = releases.manifest(version)
+        except (IntegrityError, SchemaVersionError) as exc:
+            # One row per release, intact or not: a damaged one must not hide the others.
+            state = ("newer schema" if isinstance(exc, SchemaVersionError) else
+                     "damaged" if version in present else "missing")
+            rows.append((version, state, "", "", "", "", str(exc).removeprefix(f"release {name}@{version} ")))
+            continue
+        rows.append((version, "intact", m.created_at, m.items, m.kb_snapshot, m.content_sha256[:16], m.message))
+    console().print(table(None, ("version", "state", "created", "items", "kb snapshot", "sha256", "message"), rows))
 
 
 @click.command()
@@ -71,10 +84,11 @@ def diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
               help="jsonl: the items; ragas: ragas rows; beir: a BEIR folder; hf: a Hugging Face dataset (Parquet).")
 @click.option("--out", required=True, help="File (a folder for beir and hf); '-' writes JSONL to standard output.")
+@click.option("--force", is_flag=True, help="Replace an existing file, or what an existing folder holds.")
 @click.pass_context
-def export(ctx: click.Context, ref: str, fmt: str, out: str) -> None:
+def export(ctx: click.Context, ref: str, fmt: str, out: str, force: bool) -> None:
     """Export NAME@vN (or NAME, the draft) as JSONL, ragas rows, a BEIR folder or a Hugging Face dataset."""
-    written = run_export(workspace_of(ctx), ref=ref, format=fmt, out=out)
+    written = run_export(workspace_of(ctx), ref=ref, format=fmt, out=out, force=force)
     if out != "-":
         click.echo(f"wrote {out}: " + ", ".join(f"{v} {k}" for k, v in written.items()), err=True)
 

@@ -4,6 +4,7 @@ answerability, qtype, split, source and provenance checked and recorded."""
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -80,18 +81,45 @@ def _evidence_entries(raw: RawItem, locator: Locator) -> list[tuple[str, dict]]:
                     entry = {"text": value}
             elif isinstance(value, dict):
                 entry = dict(value)
-                unknown = set(entry) - {"chunk_id", "text", "grade", "doc_id", "start", "end"}
+                unknown = set(entry) - ENTRY_KEYS
                 if unknown:
-                    raise InputError(f"unknown keys {sorted(unknown)}", file=raw.file, line=raw.line, field=label)
+                    raise InputError(f"unknown keys {sorted(unknown)} (known: {', '.join(sorted(ENTRY_KEYS))})",
+                                     file=raw.file, line=raw.line, field=label)
+                _check_entry(entry, raw, label)
             else:
                 raise InputError("must be a chunk id, a quoted text or an object", file=raw.file, line=raw.line,
                                  field=label)
             grade = entry.get("grade", 2)
-            if grade not in (0, 1, 2) or isinstance(grade, bool):
+            if grade not in (0, 1, 2) or not isinstance(grade, int) or isinstance(grade, bool):
                 raise InputError(f"grade must be 0, 1 or 2, got {grade!r}", file=raw.file, line=raw.line,
                                  field=label + ".grade")
             entries.append((label, entry))
     return entries
+
+
+ENTRY_KEYS = {"chunk_id", "text", "grade", "doc_id", "start", "end", "any_of"}
+
+
+def _check_entry(entry: dict, raw: RawItem, label: str) -> None:
+    """Refuse an evidence object whose fields have the wrong type or an impossible span."""
+    where = {"file": raw.file, "line": raw.line}
+    for key in ("chunk_id", "text", "doc_id", "any_of"):
+        value = entry.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key in ("chunk_id", "doc_id"):
+            entry[key] = value = str(value)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"must be text, got {type(value).__name__}", field=f"{label}.{key}", **where)
+    for key in ("start", "end"):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise InputError(f"must be a whole number >= 0, got {value!r}", field=f"{label}.{key}", **where)
+    if (entry.get("start") is None) != (entry.get("end") is None):
+        raise InputError("give both start and end, or neither", field=label, **where)
+    if entry.get("start") is not None and entry["end"] <= entry["start"]:
+        raise InputError(f"an empty or inverted span: start {entry['start']}, end {entry['end']}",
+                         field=f"{label}.end", **where)
+    if entry.get("start") is not None and entry.get("doc_id") is None:
+        raise InputError("a span needs its doc_id", field=f"{label}.doc_id", **where)
 
 
 def locate_entry(entry: dict, locator: Locator) -> Location | None:
@@ -115,20 +143,54 @@ def _describe(entry: dict) -> str:
     return f"evidence text not found in the KB snapshot (exact, normalised or fuzzy): {short!r}"
 
 
-def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str, item_id: str) -> EvalItem:
-    """Return the EvalItem of one raw record, its evidence located; raise InputError if it cannot be."""
+EVIDENCE_MODES = ("all", "any")
+
+
+def _answers(raw: RawItem, reference: str | None) -> tuple[str | None, list[str]]:
+    """Return the reference answer and every accepted answer (the reference first, no repeats)."""
+    accepted = []
+    for index, value in enumerate(_list(raw.fields.get("answers"), raw, "answers")):
+        text = _text(value, raw, "answers")
+        if text is None:
+            raise InputError("an accepted answer is empty", file=raw.file, line=raw.line,
+                             field=f"{raw.label('answers')}[{index}]")
+        accepted.append(text)
+    if reference is None and accepted:
+        reference = accepted[0]
+    return reference, list(dict.fromkeys(([reference] if reference else []) + accepted))
+
+
+def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str, item_id: str,
+               evidence_mode: str = "all") -> EvalItem:
+    """Return the EvalItem of one raw record, its evidence located; raise InputError if it cannot be.
+
+    `evidence_mode` "any" makes the record's relevant evidence alternatives for one fact (finding
+    any one counts); "all" (the default) requires each; a record's own `evidence_mode` field wins.
+    """
     where = {"file": raw.file, "line": raw.line}
-    question = _text(raw.fields.get("question"), raw, "question", required=True)
-    answer = _text(raw.fields.get("reference_answer"), raw, "reference_answer")
+    question = raw.fields.get("question")
+    if question is not None and not isinstance(question, str):
+        raise InputError(f"must be text, got {type(question).__name__}", field=raw.label("question"), **where)
+    question = _text(question, raw, "question", required=True)
+    answer, answers = _answers(raw, _text(raw.fields.get("reference_answer"), raw, "reference_answer"))
+    mode = _text(raw.fields.get("evidence_mode"), raw, "evidence_mode") or evidence_mode
+    if mode not in EVIDENCE_MODES:
+        raise InputError(f"unknown evidence mode {mode!r} (all: each passage is needed; any: any one passage "
+                         f"states the fact)", field=raw.label("evidence_mode"), **where)
     evidence = []
     for label, entry in _evidence_entries(raw, locator):
         found = locate_entry(entry, locator)
         if found is None:
             raise InputError(_describe(entry), field=label, **where)
+        if not found.chunk_ids:
+            raise InputError(f"evidence found in document '{found.doc_id}' at [{found.start}:{found.end}] but no chunk "
+                             f"of the KB snapshot holds it", field=label, **where)
+        grade = entry.get("grade", 2)
+        any_of = entry.get("any_of") or ("any" if mode == "any" and grade > 0 else None)
         evidence.append(Evidence(
             evidence_id=f"e{len(evidence) + 1}", doc_id=found.doc_id, start=found.start, end=found.end,
-            text=found.text, grade=entry.get("grade", 2), chunk_ids=found.chunk_ids, kb_snapshot=kb_snapshot,
-            located_by=found.located_by, match_score=found.match_score, partial=found.partial))
+            text=found.text, grade=grade, chunk_ids=found.chunk_ids, kb_snapshot=kb_snapshot,
+            located_by=found.located_by, match_score=found.match_score, partial=found.partial, any_of=any_of))
     key_points = []
     known_evidence = {e.evidence_id for e in evidence}
     for index, value in enumerate(_list(raw.fields.get("key_points"), raw, "key_points")):
@@ -148,7 +210,7 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     qtype = _text(raw.fields.get("qtype"), raw, "qtype")
     if qtype is None:
         qtype = "unanswerable" if not answerable else (
-            "multi_evidence" if len(evidence_groups(evidence)) > 1 else "single")
+            "multi_evidence" if len(evidence_groups(evidence, key_points)) > 1 else "single")
     elif qtype not in QTYPES:
         raise InputError(f"unknown qtype {qtype!r} (one of {', '.join(QTYPES)})", field="qtype", **where)
     split = _text(raw.fields.get("split"), raw, "split")
@@ -162,7 +224,8 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     original_id = _text(raw.fields.get("id"), raw, "id")
     try:
         item = EvalItem(
-            id=item_id, question=question, reference_answer=answer, key_points=key_points, evidence=evidence,
+            id=item_id, question=question, reference_answer=answer, answers=answers, key_points=key_points,
+            evidence=evidence,
             answerable=answerable, language=language_of(question), qtype=qtype, split=split, source=source,
             kb_snapshot=kb_snapshot, tags=tags,
             provenance=Provenance(file=raw.file, line=raw.line, original_id=original_id, format=raw.format,
@@ -174,6 +237,20 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     else:
         item.set_status("draft", f"imported from {Path(raw.file).name}", by="curate import")
     return item
+
+
+MAX_ID = 200
+
+
+def check_id(value: str, **where) -> str:
+    """Return `value` if it can be an item id: at most 200 characters, no control character (a tab
+    or a line break in an id would break TSV and TREC files)."""
+    bad = next((c for c in value if unicodedata.category(c).startswith("C")), None)
+    if bad is not None:
+        raise InputError(f"an id cannot hold the control character U+{ord(bad):04X}", **where)
+    if len(value) > MAX_ID:
+        raise InputError(f"an id is at most {MAX_ID} characters, this one has {len(value)}", **where)
+    return value
 
 
 def derived_id(question: str, taken: set[str]) -> str:
@@ -190,7 +267,8 @@ def derived_id(question: str, taken: set[str]) -> str:
 
 
 def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: Locator, kb_snapshot: str,
-                existing_ids: set[str], skip_invalid: bool) -> tuple[list[EvalItem], list[InputError]]:
+                existing_ids: set[str], skip_invalid: bool,
+                evidence_mode: str = "all") -> tuple[list[EvalItem], list[InputError]]:
     """Return the items built from `raws` and the errors met; raise if any and not `skip_invalid`."""
     items: list[EvalItem] = []
     errors: list[InputError] = []
@@ -203,6 +281,7 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
         try:
             item_id = _text(raw.fields.get("id"), raw, "id")
             if item_id is not None:
+                check_id(item_id, file=raw.file, line=raw.line, field=raw.label("id"))
                 if item_id in given:
                     raise InputError(f"duplicate id '{item_id}' (first at {given[item_id]})", file=raw.file,
                                      line=raw.line, field="id")
@@ -212,7 +291,8 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
             else:
                 question = _text(raw.fields.get("question"), raw, "question", required=True)
                 item_id = derived_id(question, taken)
-            item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id)
+            item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id,
+                              evidence_mode=evidence_mode)
             given[item_id] = f"{raw.file}:{raw.line}"
             taken.add(item_id)
             items.append(item)

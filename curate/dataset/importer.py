@@ -6,7 +6,7 @@ from pathlib import Path
 
 from collections.abc import Iterable
 
-from curate.dataset.build import ImportReport, build_items, summarize_locations
+from curate.dataset.build import EVIDENCE_MODES, ImportReport, build_items, summarize_locations
 from curate.dataset.locate import Locator
 from curate.dataset.store import DatasetStore
 from curate.errors import InputError
@@ -22,8 +22,8 @@ from curate.workspace import Workspace
 def extend_to_copies(workspace: Workspace, snapshot_id: str, items: Iterable[EvalItem]) -> int:
     """Extend the items' evidence to every copy of its chunks, if the snapshot has duplicate
     groups (check-dups --kb); return how many evidence entries changed."""
-    copies = KBIndex(workspace, snapshot_id).copies
-    return extend_evidence(items, copies) if copies else 0
+    # run even without groups: copies of a group since undone are taken out again
+    return extend_evidence(items, KBIndex(workspace, snapshot_id).copies)
 
 
 FORMATS = ("auto", "beir", "squad")
@@ -32,48 +32,58 @@ FORMATS = ("auto", "beir", "squad")
 def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str, kb: str | None = None,
                  format: str = "auto", mapping: list[str] | tuple[str, ...] = (), encoding: str = "utf-8",
                  skip_invalid: bool = False, min_score: float = 90.0, chunker: str | None = None,
-                 chunk_size: int | None = None) -> ImportReport:
+                 chunk_size: int | None = None, evidence_mode: str = "all") -> ImportReport:
     """Import the items of `path` into `dataset`; nothing is written if any record is bad
     (unless `skip_invalid`). BEIR and SQuAD inputs also create their KB snapshot, named `kb`
-    (default: the dataset's name)."""
-    path = Path(path)
-    store = DatasetStore(workspace)
-    snapshots = SnapshotStore(workspace)
-    meta, items = store.load_or_new(dataset)
-    pending = None
-    if format == "auto":
-        raws = read_raw_items(path, parse_mapping(mapping), encoding)
-        snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
-        locator = Locator(snapshots.chunks(snapshot_id), snapshots.documents(snapshot_id), min_score)
-    elif format in ("beir", "squad"):
-        if mapping:
-            raise InputError("--map applies to JSONL/CSV files, not to --format " + format, field="map")
-        if format == "beir":
-            documents, chunks, raws = read_beir(path, encoding)
-            settings = ChunkerSettings(kind="one_per_document" if documents else "imported")
-        else:
-            documents, raws = read_squad(path, encoding)
-            if chunker:
-                settings = ChunkerSettings(kind=chunker, size=chunk_size or 500,
-                                           overlap=50 if chunker == "fixed" else None)
+    (default: the dataset's name). `evidence_mode` "any": a record's passages are alternatives for
+    one fact (finding any one counts); "all": each is needed."""
+    with DatasetStore(workspace).writing(dataset):
+        path = Path(path)
+        if evidence_mode not in EVIDENCE_MODES:
+            raise InputError(f"unknown evidence mode {evidence_mode!r} ({', '.join(EVIDENCE_MODES)})",
+                             field="evidence-mode")
+        if not 0 <= min_score <= 100:
+            raise InputError(f"--min-score is a similarity from 0 to 100, got {min_score:g}", field="min-score")
+        if chunk_size is not None and chunk_size <= 0:
+            raise InputError(f"--chunk-size must be at least 1, got {chunk_size}", field="chunk-size")
+        store = DatasetStore(workspace)
+        snapshots = SnapshotStore(workspace)
+        meta, items = store.load_or_new(dataset)
+        pending = None
+        if format == "auto":
+            raws = read_raw_items(path, parse_mapping(mapping), encoding)
+            snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
+            locator = Locator(snapshots.chunks(snapshot_id), snapshots.documents(snapshot_id), min_score)
+        elif format in ("beir", "squad"):
+            if mapping:
+                raise InputError("--map applies to JSONL/CSV files, not to --format " + format, field="map")
+            if format == "beir":
+                documents, chunks, raws = read_beir(path, encoding)
+                settings = ChunkerSettings(kind="one_per_document" if documents else "imported")
             else:
-                settings = ChunkerSettings(kind="one_per_document")
-            chunks = chunk_documents(documents, settings)
-        snapshot_id = snapshot_id_of(content_sha256(documents, chunks))
-        pending = (kb or dataset, documents, chunks, settings)
-        locator = Locator(chunks, documents, min_score)
-    else:
-        raise InputError(f"unknown format {format!r} ({', '.join(FORMATS)})", field="format")
-    if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
-        raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
-                         f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
-    new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
-                                     existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
-    extend_to_copies(workspace, snapshot_id, new_items)
-    if pending is not None:
-        name, documents, chunks, settings = pending
-        snapshots.write(name, documents, chunks, settings, sources=[str(path)])
-    meta.kb_snapshot = snapshot_id
-    store.save(meta, items + new_items)
-    return ImportReport(dataset=dataset, kb_snapshot=snapshot_id, imported=[i.id for i in new_items],
-                        skipped=skipped, located_by=summarize_locations(new_items))
+                documents, raws = read_squad(path, encoding)
+                if chunker:
+                    settings = ChunkerSettings(kind=chunker, size=chunk_size or 500,
+                                               overlap=50 if chunker == "fixed" else None)
+                else:
+                    settings = ChunkerSettings(kind="one_per_document")
+                chunks = chunk_documents(documents, settings)
+            snapshot_id = snapshot_id_of(content_sha256(documents, chunks))
+            pending = (kb or dataset, documents, chunks, settings)
+            locator = Locator(chunks, documents, min_score)
+        else:
+            raise InputError(f"unknown format {format!r} ({', '.join(FORMATS)})", field="format")
+        if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
+            raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
+                             f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
+        new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
+                                         evidence_mode=evidence_mode,
+                                         existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
+        extend_to_copies(workspace, snapshot_id, new_items)
+        if pending is not None:
+            name, documents, chunks, settings = pending
+            snapshots.write(name, documents, chunks, settings, sources=[str(path)])
+        meta.kb_snapshot = snapshot_id
+        store.save(meta, items + new_items)
+        return ImportReport(dataset=dataset, kb_snapshot=snapshot_id, imported=[i.id for i in new_items],
+                            skipped=skipped, located_by=summarize_locations(new_items))

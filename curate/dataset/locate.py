@@ -122,8 +122,13 @@ class Locator:
     def by_span(self, doc_id: str, start: int, end: int, text: str | None = None) -> Location | None:
         """Return the chunks holding source span [start, end) of `doc_id`, if the span is valid here.
 
+        The chunks that hold all of the span, when any does; else every chunk that holds more than
+        white space of it (`partial`: a quote across a chunk boundary belongs to both chunks, also
+        where the chunker dropped the white space between them). None when no chunk holds any of it.
         With `text`, the span is valid only if the document still reads `text` there.
         """
+        if end <= start:
+            return None
         pieces = [c for c in self._by_doc.get(doc_id, ()) if c.start is not None and c.start < end and c.end > start]
         if not pieces:
             return None
@@ -144,10 +149,11 @@ class Locator:
         whole = [c.chunk_id for c in pieces if c.start <= start and c.end >= end]
         if whole:
             return Location(doc_id, start, end, span_text, whole, "span")
-        covered = sum(min(end, c.end) - max(start, c.start) for c in pieces)
-        if covered < end - start:
+        holding = [c.chunk_id for c in pieces
+                   if c.text[max(start, c.start) - c.start:min(end, c.end) - c.start].strip()]
+        if not holding:
             return None
-        return Location(doc_id, start, end, span_text, [c.chunk_id for c in pieces], "span", partial=True)
+        return Location(doc_id, start, end, span_text, holding, "span", partial=True)
 
     def by_text(self, quote: str, doc_id: str | None = None) -> Location | None:
         """Return where `quote` sits: exact, then after normalisation, then fuzzy (>= min_score).

@@ -16,12 +16,13 @@ from curate.workspace import Workspace
 
 @dataclass
 class Unmapped:
-    """One evidence that could not be placed in the target snapshot."""
+    """One evidence that could not be placed in the target snapshot, and why."""
 
     item_id: str
     evidence_id: str
     doc_id: str | None
     text: str
+    why: str = "its text is not in the snapshot (exact, normalised or fuzzy)"
 
 
 @dataclass
@@ -36,53 +37,61 @@ class RemapReport:
     written: bool = False
 
 
-def relocate(evidence: Evidence, locator: Locator) -> Location | None:
-    """Return where `evidence` sits in the locator's snapshot: by span in its document, then by
-    its text in the same document, then anywhere."""
+def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str | None]:
+    """Return where `evidence` sits in the locator's snapshot (by span in its document, then by its
+    text in the same document, then anywhere), or None and why it cannot be placed. A place no
+    chunk holds is not a place: evidence that maps to no chunk would silently stop counting."""
+    unheld = None
+    attempts = []
     if evidence.doc_id is not None and evidence.start is not None and evidence.end is not None:
-        found = locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text)
-        if found is not None:
-            return found
+        attempts.append(lambda: locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text))
     if evidence.doc_id is not None:
-        found = locator.by_text(evidence.text, evidence.doc_id)
-        if found is not None:
-            return found
-    return locator.by_text(evidence.text)
+        attempts.append(lambda: locator.by_text(evidence.text, evidence.doc_id))
+    attempts.append(lambda: locator.by_text(evidence.text))
+    for attempt in attempts:
+        found = attempt()
+        if found is not None and found.chunk_ids:
+            return found, None
+        if found is not None and unheld is None:
+            unheld = f"found in '{found.doc_id}' at [{found.start}:{found.end}], but no chunk holds it"
+    return None, unheld or "its text is not in the snapshot (exact, normalised or fuzzy)"
 
 
 def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.0,
           dry_run: bool = False) -> RemapReport:
     """Map every evidence of `dataset` onto snapshot `kb`; unmapped evidence is kept, marked and
     reported, and its item goes back to `needs_evidence`."""
-    store = DatasetStore(workspace)
-    snapshots = SnapshotStore(workspace)
-    meta, items = store.load(dataset)
-    target = snapshots.resolve(kb)
-    locator = Locator(snapshots.chunks(target), snapshots.documents(target), min_score)
-    report = RemapReport(dataset=dataset, source_snapshot=meta.kb_snapshot, target_snapshot=target)
-    for item in progress(items, "remapping", unit="item"):
-        lost = []
-        for evidence in item.evidence:
-            found = relocate(evidence, locator)
-            if found is None:
-                evidence.chunk_ids, evidence.located_by, evidence.partial = [], "unmapped", False
-                evidence.match_score = 0.0
+    with DatasetStore(workspace).writing(dataset):
+        store = DatasetStore(workspace)
+        snapshots = SnapshotStore(workspace)
+        meta, items = store.load(dataset)
+        target = snapshots.resolve(kb)
+        locator = Locator(snapshots.chunks(target), snapshots.documents(target), min_score)
+        report = RemapReport(dataset=dataset, source_snapshot=meta.kb_snapshot, target_snapshot=target)
+        for item in progress(items, "remapping", unit="item"):
+            lost = []
+            for evidence in item.evidence:
+                found, why = relocate(evidence, locator)
+                if found is None:
+                    evidence.chunk_ids, evidence.copies, evidence.located_by, evidence.partial = [], [], "unmapped", False
+                    evidence.match_score = 0.0
+                    evidence.kb_snapshot = target
+                    lost.append(evidence.evidence_id)
+                    report.unmapped.append(Unmapped(item.id, evidence.evidence_id, evidence.doc_id, evidence.text, why))
+                    continue
+                evidence.doc_id, evidence.start, evidence.end = found.doc_id, found.start, found.end
+                evidence.text, evidence.chunk_ids, evidence.partial = found.text, found.chunk_ids, found.partial
+                evidence.copies = []
+                evidence.located_by, evidence.match_score = found.located_by, found.match_score
                 evidence.kb_snapshot = target
-                lost.append(evidence.evidence_id)
-                report.unmapped.append(Unmapped(item.id, evidence.evidence_id, evidence.doc_id, evidence.text))
-                continue
-            evidence.doc_id, evidence.start, evidence.end = found.doc_id, found.start, found.end
-            evidence.text, evidence.chunk_ids, evidence.partial = found.text, found.chunk_ids, found.partial
-            evidence.located_by, evidence.match_score = found.located_by, found.match_score
-            evidence.kb_snapshot = target
-            report.mapped[found.located_by] += 1
-        item.kb_snapshot = target
-        if lost:
-            item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
-                            by="curate remap")
-    extend_to_copies(workspace, target, items)  # copies in the target snapshot count as the evidence too
-    if not dry_run:
-        meta.kb_snapshot = target
-        store.save(meta, items)
-        report.written = True
-    return report
+                report.mapped[found.located_by] += 1
+            item.kb_snapshot = target
+            if lost:
+                item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
+                                by="curate remap")
+        extend_to_copies(workspace, target, items)  # copies in the target snapshot count as the evidence too
+        if not dry_run:
+            meta.kb_snapshot = target
+            store.save(meta, items)
+            report.written = True
+        return report

@@ -9,17 +9,22 @@ from pathlib import Path
 
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_write_bytes, dumps_json, jsonl_bytes, read_text, sha256_bytes
+from curate.locks import writing
 from curate.records import DatasetMeta, EvalItem
 from curate.records.base import read_jsonl
 from curate.workspace import Workspace
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+MAX_NAME = 100
 
 
 def check_name(name: str) -> str:
-    """Return `name` if it can name a dataset, else raise InputError."""
+    """Return `name` if it can name a dataset (1-100 letters, digits, '_', '.' or '-'), else raise."""
     if not _NAME.fullmatch(name or ""):
         raise InputError(f"dataset name {name!r} must be letters, digits, '_', '.' or '-'", field="dataset")
+    if len(name) > MAX_NAME:
+        raise InputError(f"a dataset name is at most {MAX_NAME} characters, this one has {len(name)}",
+                         field="dataset")
     return name
 
 
@@ -45,6 +50,10 @@ class DatasetStore:
     def folder(self, name: str) -> Path:
         """Return the folder of dataset `name` (which need not exist)."""
         return self.workspace.datasets_dir / check_name(name)
+
+    def writing(self, name: str):
+        """Return the context that holds dataset `name`'s write lock (see `curate.locks`)."""
+        return writing(self.folder(name), f"dataset '{name}'")
 
     def exists(self, name: str) -> bool:
         """Return whether dataset `name` exists."""

@@ -17,7 +17,7 @@ from curate.errors import InputError, InvalidRecords
 from curate.fileio import atomic_directory, iter_json_objects, jsonl_bytes, read_text
 from curate.formats.raw import RawItem
 from curate.kb import sha256_text
-from curate.records import Chunk, Document, EvalItem, evidence_groups
+from curate.records import Chunk, Document, EvalItem, item_groups, retrieval_qrels
 
 SPLIT_OF_QRELS = {"test": "test", "dev": "dev", "train": "dev", "validation": "dev", "regression": "regression"}
 CURATE_KEY = "curate"
@@ -110,7 +110,7 @@ def read_beir(folder: Path, encoding: str = "utf-8") -> tuple[list[Document], li
         fields: dict = {"id": query_id or None, "question": record.get("text")}
         splits = {split for _, _, split in judged}
         if ours is not None:
-            for key in ("reference_answer", "key_points", "answerable", "qtype", "split", "tags", "source"):
+            for key in ("reference_answer", "answers", "key_points", "answerable", "qtype", "split", "tags", "source"):
                 if ours.get(key) is not None:
                     fields[key] = ours[key]
         elif len(splits) == 1 and next(iter(splits)) in ("dev", "test", "regression"):
@@ -126,7 +126,8 @@ def read_beir(folder: Path, encoding: str = "utf-8") -> tuple[list[Document], li
             if ids and all(i in grades for i in ids):
                 grade = entry.get("grade", 2) if entry.get("grade") in (0, 1, 2) else 2
                 evidence.append({"doc_id": entry.get("doc_id"), "start": entry.get("start"), "end": entry.get("end"),
-                                 "text": entry.get("text"), "grade": min(grade, max(grades[i] for i in ids))})
+                                 "text": entry.get("text"), "grade": min(grade, max(grades[i] for i in ids)),
+                                 **({"any_of": entry["any_of"]} if isinstance(entry.get("any_of"), str) else {})})
                 covered.update(ids)
         evidence += [{"chunk_id": chunk_id, "grade": grade} for chunk_id, grade in grades.items()
                      if chunk_id not in covered]
@@ -136,23 +137,41 @@ def read_beir(folder: Path, encoding: str = "utf-8") -> tuple[list[Document], li
 
 
 def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) -> dict[str, int]:
-    """Write a BEIR folder (graded qrels per split) atomically; return counts of what was written."""
+    """Write a BEIR folder (graded qrels per split) atomically; return counts of what was written.
+
+    Beside the chunk-level qrels (`qrels/<split>.tsv`), `groups/` holds the qrels in evidence-group
+    terms, as evalrun scores: `groups/<split>.qrels` (TREC: query 0 group-key grade) and
+    `groups/chunks.tsv` (query, chunk, group key: which chunks find which group). A run written in
+    the same terms (`evalrun export-run`) gives, with trec_eval or ranx, evalrun's own values;
+    items evalrun cannot score (evidence that maps to no chunk) are left out of them and counted.
+    """
     by_split: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    group_qrels: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    group_chunks: list[tuple[str, str, str]] = []
     queries = []
-    skipped = 0
+    skipped = unscorable = 0
     for item in items:
+        if item.answerable:
+            target = retrieval_qrels(item)
+            if isinstance(target, str):
+                unscorable += bool(item_groups(item))
+            else:
+                grades_by_group, chunk_group = target
+                group_qrels[item.split or "test"].extend((item.id, g, grade) for g, grade in grades_by_group.items())
+                group_chunks.extend((item.id, c, g) for c, g in chunk_group.items())
         # Judged-irrelevant chunks are qrels of grade 0; each relevant group's chunks (copies
         # included) carry its grade.
         grades: dict[str, int] = {c: 0 for e in item.evidence if e.grade == 0 for c in e.chunk_ids}
         skipped += sum(1 for e in item.evidence if not e.chunk_ids)
-        for group in evidence_groups(item.evidence):
+        for group in item_groups(item):
             for chunk_id in group.chunk_ids:
                 grades[chunk_id] = max(group.grade, grades.get(chunk_id, 0))
         for chunk_id, grade in grades.items():
             by_split[item.split or "test"].append((item.id, chunk_id, grade))
-        ours = item.model_dump(mode="json", include={"reference_answer", "key_points", "answerable", "qtype",
-                                                       "split", "tags", "source"})
-        ours["evidence"] = [e.model_dump(mode="json", include={"doc_id", "start", "end", "text", "chunk_ids", "grade"})
+        ours = item.model_dump(mode="json", include={"reference_answer", "answers", "key_points", "answerable",
+                                                       "qtype", "split", "tags", "source"})
+        ours["evidence"] = [e.model_dump(mode="json", include={"doc_id", "start", "end", "text", "chunk_ids", "grade",
+                                                               "any_of"})
                             for e in item.evidence if e.chunk_ids]
         queries.append({"_id": item.id, "text": item.question, "metadata": {CURATE_KEY: ours}})
     corpus = []
@@ -170,5 +189,13 @@ def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) ->
             (tmp / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
         if not by_split:
             (tmp / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n", encoding="utf-8")
+        (tmp / "groups").mkdir()
+        for split, rows in sorted(group_qrels.items()):
+            (tmp / "groups" / f"{split}.qrels").write_text("".join(f"{q} 0 {g} {grade}\n" for q, g, grade in rows),
+                                                          encoding="utf-8")
+        (tmp / "groups" / "chunks.tsv").write_text(
+            "query-id\tcorpus-id\tgroup\n" + "".join(f"{q}\t{c}\t{g}\n" for q, c, g in group_chunks),
+            encoding="utf-8")
     return {"queries": len(queries), "corpus": len(corpus), "qrels": sum(map(len, by_split.values())),
-            "evidence_without_chunks": skipped}
+            "group qrels": sum(map(len, group_qrels.values())), "evidence without chunks": skipped,
+            "items left out of the group qrels (evidence with no chunk)": unscorable}

@@ -18,9 +18,9 @@ S, I, F, B = "string", "int64", "float64", "bool"
 # (name, type): a type is a dtype, ("list", type) or ("struct", [(name, type), ...]).
 EVIDENCE = [("evidence_id", S), ("doc_id", S), ("start", I), ("end", I), ("text", S), ("grade", I),
             ("chunk_ids", ("list", S)), ("kb_snapshot", S), ("located_by", S), ("match_score", F),
-            ("partial", B)]
+            ("partial", B), ("any_of", S), ("copies", ("list", S))]
 ITEM_FEATURES = [
-    ("schema_version", I), ("id", S), ("question", S), ("reference_answer", S),
+    ("schema_version", I), ("id", S), ("question", S), ("reference_answer", S), ("answers", ("list", S)),
     ("key_points", ("list", ("struct", [("text", S), ("evidence_ids", ("list", S))]))),
     ("evidence", ("list", ("struct", EVIDENCE))),
     ("answerable", B), ("language", S), ("difficulty", S),
@@ -76,23 +76,46 @@ def _type_lines(kind: object, indent: int) -> list[str]:
     raise ValueError(f"unsupported feature type {kind!r}")
 
 
-def card(*, name: str, version: str, content_sha256: str, message: str, items: int, kb_snapshot: str | None,
-         splits: Sequence[str], extension: str = "jsonl") -> str:
+def card(*, name: str, version: str, sha256: str, sha256_of: str, message: str, items: int,
+         kb_snapshot: str | None, splits: Sequence[str], extension: str = "jsonl") -> str:
     """Return README.md for a release: YAML config and features, then a short description
-    (`extension`: the data files' format, jsonl in a release, parquet in an export)."""
+    (`sha256`: a hash that tells this content apart, of what `sha256_of` says; `extension`: the data
+    files' format, jsonl in a release, parquet in an export)."""
     # `datasets` caches a YAML-configured folder by config name and relative paths only, so
     # two releases under one config name would be served each other's rows: the name carries
-    # the dataset, version and content hash.
-    config = f"{name}-{version}-{content_sha256[:12]}"
+    # the dataset, version and a content hash.
+    config = f"{name}-{version}-{sha256[:12]}"
     lines = ["---", "configs:", f"  - config_name: {config}", "    default: true", "    data_files:"]
     for split in splits:
         lines += [f"      - split: {split}", f"        path: data/{split}.{extension}"]
     lines += ["dataset_info:", f"  config_name: {config}", "  features:"] + _yaml(ITEM_FEATURES, 2) + ["---", ""]
     lines += [f"# {name} {version}", "", message, "",
-              f"{items} items; KB snapshot {kb_snapshot}; content sha256 {content_sha256}.",
+              f"{items} items; KB snapshot {kb_snapshot}; sha256 of the {sha256_of} {sha256}.",
               "Load with `datasets.load_dataset(\"<this folder>\")`. `difficulty_features` is canonical JSON.",
               "manifest.json holds the counts, the checks passed and the changelog.", ""]
     return "\n".join(lines)
+
+
+def card_data_files(text: str) -> list[tuple[str, str]]:
+    """Return the (split, path) pairs the YAML header of a card written by `card` names, in order
+    (whatever else the header holds is not read: a card laid out otherwise yields other pairs).
+
+    >>> card_data_files(card(name="faq", version="v1", sha256="ab", sha256_of="data files", message="m",
+    ...                      items=2, kb_snapshot=None, splits=["dev", "test"]))
+    [('dev', 'data/dev.jsonl'), ('test', 'data/test.jsonl')]
+    """
+    lines = text.split("\n")
+    header = lines[1:lines.index("---", 1)] if lines[:1] == ["---"] and "---" in lines[1:] else []
+    pairs, split = [], None
+    for line in header:
+        key, _, value = line.strip().removeprefix("- ").partition(":")
+        value = value.strip().strip("'\"")
+        if key == "split":
+            split = value
+        elif key == "path":
+            pairs.append((split or "", value))
+            split = None
+    return pairs
 
 
 def features():
@@ -123,7 +146,7 @@ def write_parquet(out: Path, by_split: dict[str, Sequence[EvalItem]], *, name: s
         table = datasets.Dataset.from_list([release_row(i) for i in items], features=types)
         table.to_parquet(str(out / "data" / f"{split}.parquet"))
         written[split] = len(items)
-    (out / "README.md").write_text(card(name=name, version=version, content_sha256=content_sha256, message=message,
-                                        items=sum(written.values()), kb_snapshot=kb_snapshot, splits=list(written),
-                                        extension="parquet"), encoding="utf-8")
+    (out / "README.md").write_text(card(name=name, version=version, sha256=content_sha256, sha256_of="content",
+                                        message=message, items=sum(written.values()), kb_snapshot=kb_snapshot,
+                                        splits=list(written), extension="parquet"), encoding="utf-8")
     return written

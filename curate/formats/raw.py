@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.errors import InputError
-from curate.fileio import iter_csv, iter_json_objects
+from curate.fileio import JSONValueError, iter_csv, iter_json_objects, loads_json
 
 # Canonical field <- names users already have (ragas, BEIR-style exports, home-grown files).
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -21,13 +21,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "evidence": ("evidence",),
     "evidence_ids": ("reference_context_ids", "evidence_ids"),
     "evidence_texts": ("reference_contexts", "evidence_texts"),
+    "answers": ("answers", "accepted_answers"),
+    "evidence_mode": ("evidence_mode",),
     "answerable": ("answerable",),
     "qtype": ("qtype",),
     "split": ("split",),
     "tags": ("tags",),
 }
 CANONICAL = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
-LIST_FIELDS = {"key_points", "evidence", "evidence_ids", "evidence_texts", "tags"}
+LIST_FIELDS = {"key_points", "evidence", "evidence_ids", "evidence_texts", "tags", "answers"}
 
 
 @dataclass
@@ -65,13 +67,15 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
 
 
 def _csv_list(value: str, name: str) -> list:
+    """Return a CSV cell as a list: a JSON array as given, else the cell split (tags, ids) or whole; a
+    JSON array holding what JSON cannot (NaN, a lone surrogate...) is a JSONValueError."""
     value = value.strip()
     if not value:
         return []
     if value.startswith("["):
         try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
+            parsed = loads_json(value)
+        except json.JSONDecodeError:  # not JSON after all: the cell is text
             parsed = None
         if isinstance(parsed, list):
             return parsed
@@ -109,7 +113,10 @@ def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: 
                 error = InputError(f"'{key}' and another field both give {name}", file=file, line=line, field=key)
             else:
                 if fmt == "csv" and name in LIST_FIELDS and isinstance(value, str):
-                    value = _csv_list(value, name)
+                    try:
+                        value = _csv_list(value, name)
+                    except JSONValueError as exc:
+                        error = InputError(exc.message, file=file, line=line, field=key + (exc.field or ""))
                 fields[name] = value
                 names[name] = key
         yield error or RawItem(file, line, fields, extra, fmt, names)

@@ -3,13 +3,14 @@ evidence is the sentence holding the answer."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 from rapidfuzz import fuzz
 
 from curate.errors import InputError
-from curate.fileio import read_text
+from curate.fileio import loads_json, read_text
 from curate.formats.raw import RawItem
 from curate.kb import sha256_text
 from curate.records import Document
@@ -50,21 +51,28 @@ def _evidence_span(context: str, a: int, b: int) -> tuple[int, int]:
 
 def read_squad(path: Path, encoding: str = "utf-8") -> tuple[list[Document], list[RawItem | InputError]]:
     """Return the paragraphs as documents and the questions as raw items with located evidence."""
-    import json
     file = str(path)
     try:
-        data = json.loads(read_text(path, encoding))
+        data = loads_json(read_text(path, encoding))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=file, line=exc.lineno) from None
+    except ValueError as exc:
+        raise InputError(f"not valid JSON ({exc})", file=file) from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise InputError("expected a SQuAD object with a 'data' list", file=file, field="data")
     documents: list[Document] = []
     raws: list[RawItem | InputError] = []
     seen_docs: set[str] = set()
     for a_index, article in enumerate(data["data"]):
+        if not isinstance(article, dict) or not isinstance(article.get("paragraphs", []), list):
+            raws.append(InputError("must be an object with a 'paragraphs' list", file=file, field=f"data[{a_index}]"))
+            continue
         title = article.get("title")
         for p_index, paragraph in enumerate(article.get("paragraphs", [])):
             where = f"data[{a_index}].paragraphs[{p_index}]"
+            if not isinstance(paragraph, dict) or not isinstance(paragraph.get("qas", []), list):
+                raws.append(InputError("must be an object with a 'context' and a 'qas' list", file=file, field=where))
+                continue
             context = paragraph.get("context")
             if not isinstance(context, str) or not context.strip():
                 raws.append(InputError("missing or empty", file=file, field=where + ".context"))
@@ -78,6 +86,10 @@ def read_squad(path: Path, encoding: str = "utf-8") -> tuple[list[Document], lis
                                       text_sha256=sha256_text(context)))
             for q_index, qa in enumerate(paragraph.get("qas", [])):
                 qwhere = f"{where}.qas[{q_index}]"
+                if not isinstance(qa, dict) or not isinstance(qa.get("answers", []), list):
+                    raws.append(InputError("must be an object with a question and an 'answers' list", file=file,
+                                           field=qwhere))
+                    continue
                 fields: dict = {"id": qa.get("id"), "question": qa.get("question")}
                 impossible = bool(qa.get("is_impossible", False))
                 answers = [a for a in qa.get("answers", []) if isinstance(a, dict) and a.get("text")]
@@ -101,13 +113,12 @@ def read_squad(path: Path, encoding: str = "utf-8") -> tuple[list[Document], lis
                         continue
                     start, end = _evidence_span(context, span[0], span[1])
                     fields["reference_answer"] = reference
+                    # every accepted answer, most frequent first (the evaluation scripts score against all)
+                    fields["answers"] = [text for text, _ in Counter(a["text"] for a in answers).most_common()]
                     fields["key_points"] = [{"text": reference, "evidence_ids": ["e1"]}]
                     fields["evidence"] = [{"doc_id": doc_id, "start": start, "end": end,
                                            "text": context[start:end], "grade": 2}]
                 extra = {"title": title} if title else {}
-                alternatives = sorted({a["text"] for a in answers} - {fields.get("reference_answer")})
-                if alternatives:
-                    extra["alternative_answers"] = alternatives
                 # SQuAD files have no useful line numbers; the JSON path locates the record instead.
                 raws.append(RawItem(file=f"{file}#{qwhere}", line=None, fields=fields, extra=extra, format="squad"))
     return documents, raws

@@ -16,6 +16,7 @@ import numpy as np
 
 from curate.errors import CurateError
 from curate.fileio import atomic_write_bytes, loads_json
+from curate.locks import writing
 from curate.progress import progress
 from curate.records import EmbeddingKeys, EvalItem
 from curate.workspace import Workspace
@@ -99,6 +100,18 @@ class EmbeddingCache:
         shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         keys, vectors = self._load()
         position = {k: i for i, k in enumerate(keys)}
+        if any(s not in position for s in shas):
+            with writing(self.folder, f"the embedding cache of {self.model}", clean=[(self.folder, 1)]):
+                keys, vectors, position = self._add(shas, texts, description)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return vectors[[position[s] for s in shas]]
+
+    def _add(self, shas: list[str], texts: Sequence[str], description: str):
+        """Embed what the cache (read again under its lock: another command may have added to it) lacks,
+        store it, and return (keys, vectors, position)."""
+        keys, vectors = self._load()
+        position = {k: i for i, k in enumerate(keys)}
         missing = list(dict.fromkeys(s for s in shas if s not in position))
         if missing:
             text_of = dict(zip(shas, texts))
@@ -116,9 +129,7 @@ class EmbeddingCache:
             buffer = _npy_bytes(vectors)
             atomic_write_bytes(self.folder / "vectors.npy", buffer)
             EmbeddingKeys(keys=keys).write(self.folder / "keys.json")
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return vectors[[position[s] for s in shas]]
+        return keys, vectors, position
 
 
 def _npy_bytes(array: np.ndarray) -> bytes:

@@ -14,6 +14,7 @@ from curate.index.bm25 import BM25
 from curate.index.embeddings import EmbeddingCache
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
+from curate.locks import writing
 from curate.records import Chunk, ChunkGroups, LexicalIndexMeta
 from curate.text.normalize import fold
 from curate.workspace import Workspace
@@ -67,17 +68,31 @@ class KBIndex:
 
     # -- lexical: folded texts and the n-gram index, built together ------------------------------
 
-    def _lexical(self) -> tuple[list[str], NgramIndex]:
+    def building(self):
+        """Return the context that holds this index's write lock: one command builds a part at a time,
+        and the next finds it built."""
+        return writing(self.folder, f"the index of {self.snapshot_id}", clean=[(self.folder, 2)])
+
+    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
         folder = self.folder / "lexical"
-        meta = folder / "meta.json"
         try:
-            if LexicalIndexMeta.read(meta).version == LEXICAL_VERSION:
+            if LexicalIndexMeta.read(folder / "meta.json").version == LEXICAL_VERSION:
                 folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
                 if len(folded) == len(self.chunks):
                     return folded, NgramIndex.load(folder)
         except (CurateError, OSError, ValueError):
             pass  # a cache that is missing or damaged is built again
+        return None
 
+    def _lexical(self) -> tuple[list[str], NgramIndex]:
+        stored = self._stored_lexical()
+        if stored is not None:
+            return stored
+        with self.building():
+            return self._stored_lexical() or self._build_lexical()
+
+    def _build_lexical(self) -> tuple[list[str], NgramIndex]:
+        folder = self.folder / "lexical"
         folded = [fold(c.text) for c in self.chunks]
         # Each chunk is indexed with the start of the next chunk of its document, so a copy that
         # a chunker cut in two is still found whole by the chunk where it begins.
@@ -111,10 +126,13 @@ class KBIndex:
         folder = self.folder / f"bm25-v{BM25_VERSION}"
         if (folder / "done").exists():
             return BM25.load(folder, len(self.chunks))
-        index = BM25.build([c.text for c in self.chunks])
-        with atomic_directory(folder, replace=True) as tmp:
-            index.save(tmp)
-            (tmp / "done").write_text("ok\n")
+        with self.building():
+            if (folder / "done").exists():
+                return BM25.load(folder, len(self.chunks))
+            index = BM25.build([c.text for c in self.chunks])
+            with atomic_directory(folder, replace=True) as tmp:
+                index.save(tmp)
+                (tmp / "done").write_text("ok\n")
         return index
 
     def embeddings(self, model: str) -> np.ndarray:

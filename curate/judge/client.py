@@ -23,9 +23,11 @@ from curate.judge.config import JudgeConfig
 from curate.judge.prompts import Prompt
 from curate.progress import progress
 from curate.records import JudgeCacheEntry, TokenUsage, now
+from curate.credentials import mask
 
 
 DETERMINISTIC = ("unparsable answer", "refusal")
+RESPONSE_FORMAT = {"type": "json_object"}
 
 
 class JudgeFailure(Exception):
@@ -68,16 +70,18 @@ Transport = Callable[[list[dict]], tuple[str | None, str | None, int, int]]
 
 
 def openai_transport(config: JudgeConfig) -> Transport:
-    """Return a transport over the openai client; the key is read from the environment now."""
+    """Return a transport over the openai client; the key is read from the environment now, and
+    masked out of every failure's reason (a server may echo it back)."""
     import openai
-    client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key() or "no-key-needed",
+    key = config.api_key()
+    client = openai.OpenAI(base_url=config.base_url, api_key=key or "no-key-needed",
                            timeout=config.timeout, max_retries=0)
 
     def send(messages: list[dict]) -> tuple[str | None, str | None, int, int]:
         try:
             response = client.chat.completions.create(
                 model=config.model, messages=messages, temperature=0, max_tokens=config.max_tokens,
-                response_format={"type": "json_object"})
+                response_format=RESPONSE_FORMAT)
         except openai.APITimeoutError:
             raise JudgeFailure(f"timeout after {config.timeout:g} s", retry=True) from None
         except openai.APIConnectionError as exc:
@@ -85,7 +89,7 @@ def openai_transport(config: JudgeConfig) -> Transport:
         except openai.RateLimitError:
             raise JudgeFailure("rate limited (HTTP 429)", retry=True) from None
         except openai.APIStatusError as exc:
-            said = " ".join(str(getattr(exc, "message", "") or "").split())
+            said = mask(" ".join(str(getattr(exc, "message", "") or "").split()), [key])
             said = re.sub(r"^Error code: \d+( - )?", "", said)[:160]  # the server's own words, if any
             raise JudgeFailure(f"HTTP {exc.status_code} from the judge" + (f" ({said})" if said else ""),
                                retry=exc.status_code >= 500) from None
@@ -127,8 +131,12 @@ class Judge:
         self._in_flight = 0
 
     def key(self, prompt: Prompt, payload: dict, repeat: int = 0) -> str:
-        """Return the cache key of one question to the judge."""
-        material = {"prompt": prompt.version, "model": self.config.model, "input": payload, "repeat": repeat}
+        """Return the cache key of one question to the judge: everything that can change its answer (the
+        endpoint, the model, max_tokens, the response format, the prompt's version, the input, the
+        repeat), so one endpoint's verdicts are never served for another's."""
+        material = {"endpoint": self.config.base_url.rstrip("/"), "model": self.config.model,
+                    "max_tokens": self.config.max_tokens, "response_format": RESPONSE_FORMAT,
+                    "prompt": prompt.version, "input": payload, "repeat": repeat}
         return hashlib.sha256(dumps_json(material).encode("utf-8")).hexdigest()
 
     def _cache_path(self, key: str) -> Path:
@@ -154,6 +162,8 @@ class Judge:
                 pass  # a damaged entry is asked again
         verdict = self._request(prompt, payload)
         if verdict.unscored:
+            # Whatever the transport, a reason quoting the server never carries the key to a file.
+            verdict.unscored = mask(verdict.unscored, [self.config.api_key()])
             with self._lock:
                 self.stats.unscored[reason_kind(verdict.unscored)] += 1
         # An answer, or an answer that cannot be read, is what this judge says at temperature 0:

@@ -6,10 +6,13 @@ import os
 from dataclasses import dataclass, field
 
 from curate.errors import InputError
+from curate.credentials import MASK, check_base_url, check_key_env_name, looks_like_secret, mask_url
 from curate.workspace import Workspace
 
 ENV = {"base_url": "CURATE_JUDGE_BASE_URL", "model": "CURATE_JUDGE_MODEL",
        "api_key_env": "CURATE_JUDGE_API_KEY_ENV", "timeout": "CURATE_JUDGE_TIMEOUT"}
+FLAGS = {"base_url": "--judge-base-url", "model": "--judge-model", "api_key_env": "--judge-api-key-env",
+         "timeout": "--judge-timeout"}
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,10 @@ class JudgeConfig:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def public(self) -> dict:
-        """Return what may be written to a manifest or report: no key, only its variable's name."""
-        return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
+        """Return what may be written to a manifest or report: no key, only its variable's name (and a
+        URL's credentials masked, should a config built without `resolve` carry any)."""
+        key_env = MASK if looks_like_secret(self.api_key_env) else self.api_key_env
+        return {"base_url": mask_url(self.base_url), "model": self.model, "api_key_env": key_env,
                 "timeout": self.timeout, "concurrency": self.concurrency, "max_retries": self.max_retries}
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -50,18 +55,24 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
     """Return the judge settings: each from its flag, else the environment, else curate.toml."""
     config = workspace.config().get("judge", {}) if workspace is not None else {}
 
-    def pick(name: str, flag):
+    def pick(name: str, flag) -> tuple:
+        """Return the setting and where it came from, as InputError's keyword arguments."""
         if flag is not None:
-            return flag
+            return flag, {"field": FLAGS[name]}
         if os.environ.get(ENV.get(name, "")):
-            return os.environ[ENV[name]]
-        return config.get(name) or None
+            return os.environ[ENV[name]], {"field": ENV[name]}
+        # curate.toml's own values were checked, with their line, as the workspace read them
+        return config.get(name) or None, {"field": f"judge.{name}",
+                                          "file": str(workspace.config_path) if workspace is not None else None}
 
-    chosen_url, chosen_model = pick("base_url", base_url), pick("model", model)
+    (chosen_url, url_source), (chosen_model, _) = pick("base_url", base_url), pick("model", model)
+    chosen_key_env, key_env_source = pick("api_key_env", api_key_env)
+    chosen_key_env = check_key_env_name(str(chosen_key_env) if chosen_key_env else None, **key_env_source)
+    check_base_url(chosen_url and str(chosen_url), **url_source)
     if not chosen_url or not chosen_model:
         raise InputError("no judge configured: set [judge] base_url and model in curate.toml, "
                          "CURATE_JUDGE_BASE_URL/CURATE_JUDGE_MODEL, or --judge-base-url/--judge-model", field="judge")
-    raw_timeout = pick("timeout", timeout)
+    raw_timeout, _ = pick("timeout", timeout)
     try:
         chosen_timeout = float(raw_timeout) if raw_timeout is not None else 60.0
     except ValueError:
@@ -74,7 +85,7 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
             raise InputError(f"[judge.prices] {name} needs input and output prices per million tokens",
                              file=str(workspace.config_path) if workspace else None, field="prices") from None
     return JudgeConfig(base_url=str(chosen_url), model=str(chosen_model),
-                       api_key_env=pick("api_key_env", api_key_env) or None, timeout=chosen_timeout,
+                       api_key_env=chosen_key_env, timeout=chosen_timeout,
                        concurrency=int(concurrency or config.get("concurrency") or 4),
                        max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 3)),
                        prices=prices)

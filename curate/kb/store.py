@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -10,8 +12,28 @@ from pathlib import Path
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
+from curate.locks import writing
 from curate.records import Chunk, ChunkerSettings, Document, KBNames, SnapshotManifest, now, validate_lines
 from curate.workspace import Workspace
+
+
+MAX_NAME = 100
+_SNAPSHOT_LIKE = re.compile(r"kb-[0-9a-f]{4,}", re.IGNORECASE)
+
+
+def check_kb_name(name: str) -> str:
+    """Return `name` if it can name a KB: 1-100 characters, no '@', '/' or control character, and
+    not like a snapshot id (`kb-` and hex digits), which `--kb` would read as one."""
+    if not name or not name.strip():
+        raise InputError("a KB name cannot be empty", field="name")
+    if len(name) > MAX_NAME:
+        raise InputError(f"a KB name is at most {MAX_NAME} characters, this one has {len(name)}", field="name")
+    if "@" in name or "/" in name or "\\" in name or any(unicodedata.category(c).startswith("C") for c in name):
+        raise InputError(f"KB name {name!r} cannot hold '@', '/', '\\' or a control character", field="name")
+    if _SNAPSHOT_LIKE.fullmatch(name):
+        raise InputError(f"KB name {name!r} looks like a snapshot id: choose a name --kb cannot mistake for one",
+                         field="name")
+    return name
 
 
 def content_sha256(documents: Sequence[Document], chunks: Sequence[Chunk]) -> str:
@@ -46,8 +68,7 @@ class SnapshotStore:
     def write(self, name: str, documents: Sequence[Document], chunks: Sequence[Chunk],
               chunker: ChunkerSettings, sources: Sequence[str] = ()) -> SnapshotManifest:
         """Store a snapshot (once per content) under `name` and return its manifest."""
-        if not name or "@" in name or "/" in name:
-            raise InputError(f"KB name {name!r} must be non-empty and contain no '@' or '/'", field="name")
+        check_kb_name(name)
         if not chunks:
             raise InputError("no chunks: the input holds no text", field="text")
         ids = [c.chunk_id for c in chunks]
@@ -56,24 +77,26 @@ class SnapshotStore:
         digest = content_sha256(documents, chunks)
         snapshot_id = snapshot_id_of(digest)
         folder = self.root / snapshot_id
-        if (folder / "manifest.json").exists():
-            manifest = self.manifest(snapshot_id)
-        else:
-            manifest = SnapshotManifest(
-                snapshot_id=snapshot_id, content_sha256=digest, name=name, chunker=chunker,
-                documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
-                created_at=now(), sources=[str(s) for s in sources])
-            with atomic_directory(folder) as tmp:
-                (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
-                (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
-                manifest.write(tmp / "manifest.json")
-        names = self.names()
-        history = names.setdefault(name, [])
-        if not history or history[-1] != snapshot_id:
-            if snapshot_id in history:
-                history.remove(snapshot_id)
-            history.append(snapshot_id)
-            KBNames(names=names).write(self.names_path)
+        kb_dir = self.workspace.kb_dir
+        with writing(kb_dir, "the KB", clean=[(kb_dir, 1), (self.root, 1)]):
+            if (folder / "manifest.json").exists():
+                manifest = self.manifest(snapshot_id)
+            else:
+                manifest = SnapshotManifest(
+                    snapshot_id=snapshot_id, content_sha256=digest, name=name, chunker=chunker,
+                    documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
+                    created_at=now(), sources=[str(s) for s in sources])
+                with atomic_directory(folder) as tmp:
+                    (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
+                    (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
+                    manifest.write(tmp / "manifest.json")
+            names = self.names()
+            history = names.setdefault(name, [])
+            if not history or history[-1] != snapshot_id:
+                if snapshot_id in history:
+                    history.remove(snapshot_id)
+                history.append(snapshot_id)
+                KBNames(names=names).write(self.names_path)
         return manifest
 
     def all_ids(self) -> list[str]:

@@ -15,7 +15,13 @@ a newer schema version stops with one line.
 
 from curate.records.annotation import AnnotationState, ArgillaTarget, PushedItem
 from curate.records.base import Record, VersionedRecord, now, read_jsonl, validate_lines
-from curate.records.evidence import EvidenceGroup, evidence_groups, extend_evidence
+from curate.records.evidence import (
+    EvidenceGroup,
+    evidence_groups,
+    extend_evidence,
+    item_groups,
+    retrieval_qrels,
+)
 from curate.records.checks import (
     AnnotationCheck,
     BalanceRecord,
@@ -63,6 +69,7 @@ from curate.records.kb import (
     LexicalIndexMeta,
     MetadataValue,
     SnapshotManifest,
+    WithheldPair,
 )
 from curate.records.release import ReleaseManifest
 from curate.records.reports import (
@@ -83,5 +90,5 @@ __all__ = [
     "KBNames", "KeyPoint", "Language", "LeakFinding", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Provenance",
     "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
     "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
-    "UNRELEASED_STATUSES", "VersionedRecord", "evidence_groups", "extend_evidence", "now", "read_jsonl", "validate_lines",
+    "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -141,6 +141,10 @@ class DatasetMeta(VersionedRecord):
     items_sha256: str | None = Field(None, description="sha256 of items.jsonl as last saved with this record.")
     created_at: str = Field(default_factory=now, description="When the dataset was created (UTC).")
     checks: DatasetChecks = Field(default_factory=DatasetChecks, description="The latest result of each check.")
+    releases: dict[str, str] = Field(
+        default_factory=dict, description="Content sha256 of each release, by version (v1, v2, ...), recorded when "
+        "`curate release` wrote it: loading a release compares its manifest with it, and a version named here is "
+        "never used again, even if its folder is gone.")
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:

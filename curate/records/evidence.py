@@ -2,7 +2,9 @@
 the exports and evalrun's scoring all use.
 
 DESIGN.md: the relevant set R of an item is its evidence *groups* with grade >= 1. Copies of the
-same evidence (duplicate chunks) form one group; finding any one of them counts.
+same evidence (duplicate chunks) form one group; finding any one of them counts. Two passages that
+support two facts must both be found; several passages that state the same fact may replace each
+other.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from curate.records.item import EvalItem, Evidence
+from curate.records.item import EvalItem, Evidence, KeyPoint
 
 
 @dataclass(frozen=True)
 class EvidenceGroup:
-    """Relevant evidence that any one of the same chunks satisfies."""
+    """Relevant evidence of which any one, found, counts for the group: one required fact."""
 
     group_id: str
     """The evidence id of the group's first member (in the item's order)."""
@@ -33,20 +35,22 @@ class EvidenceGroup:
         return bool(self.chunk_ids)
 
 
-def evidence_groups(evidence: Iterable[Evidence], copies: Mapping[str, Sequence[str]] | None = None,
-                    ) -> list[EvidenceGroup]:
-    """Return the relevant evidence groups of an item's evidence, in the order of their first member.
+def evidence_groups(evidence: Iterable[Evidence], key_points: Iterable[KeyPoint] = (),
+                    copies: Mapping[str, Sequence[str]] | None = None) -> list[EvidenceGroup]:
+    """Return the required evidence groups of an item, in the order of their first member.
 
     The rule:
 
     - only evidence graded 1 or 2 counts (grade 0 is "judged, not relevant");
-    - evidence that shares a chunk with other evidence, directly or through a copy of that chunk
-      (`copies`: chunk id -> every chunk id of its duplicate group), is one group: retrieving that
-      chunk finds all of it. Its grade is the best of its members;
-    - evidence mapped to no chunk is a group of its own with no chunks: nothing retrieved can find
-      it, and a caller must say so rather than drop it.
+    - evidence are alternatives, one group, when they state the same fact: they share a chunk
+      (directly, or through a copy of it: `copies` maps a chunk id to every chunk id of its
+      duplicate group), they carry the same `any_of` label, or one key point cites them all;
+    - every group is required: recall counts the groups found, and a group is found when any one
+      of its chunks is retrieved. Its grade is the best of its members;
+    - evidence mapped to no chunk is a group with no chunks: nothing retrieved can find it, and a
+      caller must say so rather than drop it.
 
-    >>> from curate.records import Evidence
+    >>> from curate.records import Evidence, KeyPoint
     >>> evidence = [Evidence(evidence_id="e1", text="a", chunk_ids=["a", "b"]),
     ...             Evidence(evidence_id="e2", text="a", chunk_ids=["a"], grade=1),
     ...             Evidence(evidence_id="e3", text="c", chunk_ids=["c"]),
@@ -56,9 +60,12 @@ def evidence_groups(evidence: Iterable[Evidence], copies: Mapping[str, Sequence[
     [('e1', ('e1', 'e2'), ('a', 'b'), 2), ('e3', ('e3',), ('c',), 2), ('e5', ('e5',), (), 2)]
     >>> len(evidence_groups(evidence, copies={"c": ["c", "b"], "b": ["c", "b"]}))  # c is a copy of b
     2
+    >>> [g.evidence_ids for g in evidence_groups(evidence, [KeyPoint(text="one fact", evidence_ids=["e1", "e3"])])]
+    [('e1', 'e2', 'e3'), ('e5',)]
     """
     copies = copies or {}
     members: list[Evidence] = [e for e in evidence if e.grade >= 1]
+    position = {e.evidence_id: i for i, e in enumerate(members)}
     parent = list(range(len(members)))
 
     def find(i: int) -> int:
@@ -67,17 +74,25 @@ def evidence_groups(evidence: Iterable[Evidence], copies: Mapping[str, Sequence[
             i = parent[i]
         return i
 
+    def join(i: int, j: int) -> None:
+        a, b = find(i), find(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
     chunks_of = [list(dict.fromkeys(c for chunk_id in e.chunk_ids for c in copies.get(chunk_id, [chunk_id])))
                  for e in members]
-    holder: dict[str, int] = {}
-    for i, chunks in enumerate(chunks_of):
-        for chunk_id in chunks:
-            if chunk_id in holder:
-                a, b = find(holder[chunk_id]), find(i)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+    first: dict[tuple[str, str], int] = {}  # (kind, key) -> the first member holding it
+    for i, member in enumerate(members):
+        keys = [("chunk", c) for c in chunks_of[i]] + ([("any_of", member.any_of)] if member.any_of else [])
+        for key in keys:
+            if key in first:
+                join(first[key], i)
             else:
-                holder[chunk_id] = i
+                first[key] = i
+    for point in key_points:
+        cited = [position[e] for e in point.evidence_ids if e in position]
+        for other in cited[1:]:
+            join(cited[0], other)
     grouped: dict[int, list[int]] = {}
     for i in range(len(members)):
         grouped.setdefault(find(i), []).append(i)
@@ -88,8 +103,14 @@ def evidence_groups(evidence: Iterable[Evidence], copies: Mapping[str, Sequence[
             for _, indices in sorted(grouped.items())]
 
 
+def item_groups(item: EvalItem, copies: Mapping[str, Sequence[str]] | None = None) -> list[EvidenceGroup]:
+    """Return an item's required evidence groups: `evidence_groups` of its evidence and key points."""
+    return evidence_groups(item.evidence, item.key_points, copies)
+
+
 def extend_evidence(items: Iterable[EvalItem], copies: Mapping[str, Sequence[str]]) -> int:
-    """Add every copy of an evidence's chunks to its chunk ids; return how many evidence changed.
+    """Add every copy of an evidence's chunks to its chunk ids (and to its `copies`); return how many
+    evidence changed.
 
     A span split over several chunks (`partial`) is left alone: its pieces are not interchangeable.
     """
@@ -98,9 +119,40 @@ def extend_evidence(items: Iterable[EvalItem], copies: Mapping[str, Sequence[str
         for evidence in item.evidence:
             if evidence.partial:
                 continue
-            extended = list(dict.fromkeys(c for chunk_id in evidence.chunk_ids
-                                          for c in copies.get(chunk_id, [chunk_id])))
-            if extended != evidence.chunk_ids:
-                evidence.chunk_ids = extended
+            own = [c for c in evidence.chunk_ids if c not in evidence.copies]
+            extended = list(dict.fromkeys(c for chunk_id in own for c in copies.get(chunk_id, [chunk_id])))
+            added = [c for c in extended if c not in own]
+            if extended != evidence.chunk_ids or added != evidence.copies:
+                evidence.chunk_ids, evidence.copies = extended, added
                 changed += 1
     return changed
+
+
+GROUP_PREFIX = "group:"
+
+
+def retrieval_qrels(item: EvalItem) -> tuple[dict[str, int], dict[str, str]] | str:
+    """Return an answerable item's qrels in evidence-group terms — ({group key: grade}, {chunk id:
+    group key} for every chunk that finds a group) — or, when its retrieval cannot be scored, why.
+
+    evalrun scores with these, and the BEIR export writes them, so that trec_eval or ranx on the
+    exported qrels and a run written in the same terms (`evalrun export-run`) give evalrun's values.
+
+    >>> from curate.records import EvalItem, Evidence
+    >>> item = EvalItem(id="q", question="?", language="en", source="human", evidence=[
+    ...     Evidence(evidence_id="e1", text="a", chunk_ids=["a", "a-copy"]), Evidence(evidence_id="e2", text="b", chunk_ids=["b"], grade=1)])
+    >>> retrieval_qrels(item)
+    ({'group:e1': 2, 'group:e2': 1}, {'a': 'group:e1', 'a-copy': 'group:e1', 'b': 'group:e2'})
+    """
+    groups = item_groups(item)
+    if not groups:
+        return "no relevant evidence labelled"
+    unanchored = [g.group_id for g in groups if not g.anchored]
+    if unanchored:
+        return f"evidence {', '.join(unanchored)} maps to no chunk of the KB snapshot (curate remap)"
+    grades = {GROUP_PREFIX + g.group_id: g.grade for g in groups}
+    chunk_group: dict[str, str] = {}
+    for group in groups:
+        for chunk_id in group.chunk_ids:
+            chunk_group.setdefault(chunk_id, GROUP_PREFIX + group.group_id)
+    return grades, chunk_group

@@ -47,14 +47,22 @@ class Evidence(Record):
         "text equal after normalisation, fuzzy text match, or not mapped at all.")
     match_score: float = Field(100.0, description="Similarity (0-100) of the located text to the quote.")
     partial: bool = Field(False, description="True when no single chunk holds the whole span; chunk_ids then "
-                          "lists the chunks that each hold part of it.")
+                          "lists every chunk that holds part of it (more than white space), and any one counts.")
+    any_of: str | None = Field(
+        None, description="A label shared by evidence that state the same fact: alternatives, of which finding "
+        "any one counts (`import --evidence-mode any` gives every relevant evidence of an item one label).")
+    copies: list[str] = Field(
+        default_factory=list, description="The chunk ids in `chunk_ids` that are duplicate copies of its own "
+        "chunks (added by check-dups --kb), kept apart so a wrong group can be undone.")
 
 
 class KeyPoint(Record):
-    """One checkable fact the answer must contain, with the evidence that supports it."""
+    """One checkable fact the answer must contain, with the evidence that supports it. Every key
+    point of an item is required; the evidence it cites are alternatives (any one states the fact)."""
 
     text: str = Field(description="The fact, stated briefly.")
-    evidence_ids: list[str] = Field(default_factory=list, description="Evidence ids supporting this fact.")
+    evidence_ids: list[str] = Field(default_factory=list,
+                                    description="Evidence ids stating this fact; finding any one of them counts.")
 
 
 class StatusChange(Record):
@@ -79,9 +87,13 @@ class Provenance(Record):
 class EvalItem(VersionedRecord):
     """One evaluation question with its reference answer, key points and evidence."""
 
+    SCHEMA = 2  # 2: accepted answers, alternative evidence (any_of), evidence copies
     id: str = Field(description="Item id, unique within its dataset.")
     question: str = Field(description="The question as a user would ask it.")
     reference_answer: str | None = Field(None, description="A correct answer, if written.")
+    answers: list[str] = Field(default_factory=list,
+                               description="Every accepted answer (SQuAD and CMRC2018 keep all of theirs); the "
+                               "reference answer is one of them.")
     key_points: list[KeyPoint] = Field(default_factory=list, description="Facts a correct answer must contain.")
     evidence: list[Evidence] = Field(default_factory=list, description="Evidence in the knowledge base.")
     answerable: bool = Field(True, description="False when the knowledge base cannot answer the question.")

@@ -81,18 +81,35 @@ class KBNames(VersionedRecord):
 class ChunkGroup(Record):
     """Chunks that are copies of one another: finding any one of them finds the others' evidence."""
 
+    group_id: str = Field("", description="'g-' and a hash of the members: what `check-dups --kb --undo` names.")
     chunks: list[str] = Field(description="Chunk ids of the group, in snapshot order.")
     method: Literal["exact", "near"] = Field(description="exact after folding, or near (MinHash, then rapidfuzz).")
     min_score: float = Field(description="Lowest similarity (0-100) among the pairs that joined the group.")
+    differs: list[str] = Field(default_factory=list,
+                               description="For each member after the first: where its text differs from the first.")
+
+
+class WithheldPair(Record):
+    """Two near-identical chunks that are not copies: they differ in a number, date, version, code or negation."""
+
+    a: str = Field(description="One chunk id.")
+    b: str = Field(description="The other.")
+    score: float = Field(description="Their rapidfuzz ratio (0-100) on folded text.")
+    differs: str = Field(description="What differs, e.g. '2017 ≠ 2018'.")
 
 
 class ChunkGroups(VersionedRecord):
     """kb/index/ID/groups.json: the snapshot's evidence equivalence groups, from `check-dups --kb`."""
 
+    SCHEMA = 2
     snapshot: str = Field(description="Snapshot id the chunk ids belong to.")
     at: str = Field(description="When the groups were found (UTC).")
     near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")
     groups: list[ChunkGroup] = Field(default_factory=list, description="The groups of two or more chunks.")
+    withheld: list[WithheldPair] = Field(default_factory=list,
+                                         description="Near pairs not joined: they differ in what matters.")
+    undone: list[ChunkGroup] = Field(default_factory=list,
+                                     description="Groups a person undid (--undo): their members are never joined again.")
 
 
 class LexicalIndexMeta(VersionedRecord):

@@ -9,7 +9,12 @@ from curate.records.checks import DatasetChecks, upgrade_checks
 
 
 class ReleaseManifest(VersionedRecord):
-    """What an immutable release holds; `content_sha256` covers every data file."""
+    """What an immutable release holds; `content_sha256` covers every file of the release and every
+    other field of this manifest, so no part of a release can change unnoticed.
+
+    Schema 1 hashed the data files only (`files` listed just them, and the checks were free dicts);
+    such a release still loads, checked the old way (`curate.release.load`).
+    """
 
     SCHEMA = 2
     name: str = Field(description="Dataset name.")
@@ -17,8 +22,12 @@ class ReleaseManifest(VersionedRecord):
     parent_version: str | None = Field(None, description="The release before this one, if any.")
     created_at: str = Field(description="When the release was written (UTC).")
     message: str = Field(description="Release message (-m).")
-    content_sha256: str = Field(description="sha256 over the data files' paths and bytes, in path order.")
-    files: dict[str, str] = Field(description="sha256 of each data file, by path relative to the release.")
+    content_sha256: str = Field(
+        description="sha256 over every file's path and sha256 (in path order), then the canonical JSON of every "
+        "other field of this manifest; dataset.json records it too, at release time.")
+    files: dict[str, str] = Field(
+        description="sha256 of every file in the release folder but manifest.json (the data files and README.md), "
+        "by path relative to the release.")
     kb_snapshot: str | None = Field(None, description="KB snapshot id the evidence refers to.")
     guideline_version: str | None = Field(None, description="Content hash of the relevance guidelines in force.")
     items: int = Field(description="Number of items released.")
@@ -30,6 +39,9 @@ class ReleaseManifest(VersionedRecord):
                                      description="Items left out of the release, counted by status.")
     changelog: dict[str, list[str]] = Field(
         default_factory=dict, description="Item ids added, removed and changed since the parent version.")
+    skipped_damaged: list[str] = Field(
+        default_factory=list, description="Newer versions passed over when this one was written, being damaged or "
+        "gone, so `parent_version` is the newest intact release before them (their numbers are never used again).")
     curate_version: str = Field(description="Version of curate that wrote the release.")
 
     @classmethod

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from curate.records.base import Record, VersionedRecord
 from curate.records.checks import ConsistencyCheck, LeakageCheck
-from curate.records.kb import ChunkGroup
+from curate.records.kb import ChunkGroup, WithheldPair
 
 
 class LeakFinding(Record):
@@ -71,3 +71,6 @@ class DuplicatesReport(VersionedRecord):
     clusters: list[DuplicateCluster] = Field(default_factory=list, description="Clusters of alike questions.")
     rejected: dict[str, str] = Field(default_factory=dict, description="Item id -> the item it duplicates (--fix).")
     chunk_groups: list[ChunkGroup] | None = Field(None, description="Duplicate chunks, with --kb.")
+    withheld: list[WithheldPair] = Field(default_factory=list,
+                                         description="Near chunks not joined: they differ in a number, date, ...")
+    undone: list[str] = Field(default_factory=list, description="Duplicate-chunk groups taken apart (--undo).")

@@ -1,4 +1,9 @@
-"""Immutable releases: datasets/NAME/releases/vN/, loadable with Hugging Face `datasets`."""
+"""Immutable releases: datasets/NAME/releases/vN/, loadable with Hugging Face `datasets`.
+
+A release number is never used twice: the next is one past every vN folder present (damaged or
+not) and every version dataset.json recorded, and one release at a time picks it, holding the
+dataset's write lock (`curate.locks`).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,22 @@ from collections import Counter
 from pathlib import Path
 
 from curate.dataset import DatasetStore, items_digest, parse_ref
-from curate.errors import CurateError, NotFound
+from curate.errors import CurateError, IntegrityError, NotFound
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
 from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, now
 from curate.formats.hf import card, release_row
 from curate.release.changes import changes, counts
-from curate.release.load import content_sha256, load_release
+from curate.release.load import CARD, MANIFEST, check_release, content_sha256, load_release
 from curate.version import __version__
 from curate.workspace import Workspace
 
 SPLIT_FILES = (*SPLITS, "unassigned")
+VERSION = re.compile(r"v[1-9][0-9]*")
+
+
+def _number(version: str) -> int:
+    return int(version[1:])
 
 
 class Releases:
@@ -30,23 +40,36 @@ class Releases:
         self.root = DatasetStore(workspace).folder(name) / "releases"
 
     def versions(self) -> list[str]:
-        """Return the release versions, oldest first."""
+        """Return the version of every release folder present, oldest first, damaged or not (`manifest`
+        says whether one is intact)."""
         if not self.root.exists():
             return []
-        found = [p.name for p in self.root.iterdir()
-                 if re.fullmatch(r"v[1-9][0-9]*", p.name) and (p / "manifest.json").exists()]
-        return sorted(found, key=lambda v: int(v[1:]))
+        return sorted((p.name for p in self.root.iterdir() if VERSION.fullmatch(p.name) and p.is_dir()), key=_number)
+
+    def recorded(self) -> dict[str, str]:
+        """Return the content sha256 dataset.json recorded for each version at release time."""
+        store = DatasetStore(self.workspace)
+        return store.meta(self.name).releases if store.exists(self.name) else {}
+
+    def next_version(self) -> str:
+        """Return the first version number never used: past every vN under releases/ and every one recorded."""
+        present = [p.name for p in self.root.iterdir() if VERSION.fullmatch(p.name)] if self.root.exists() else []
+        return f"v{max(map(_number, [*present, *self.recorded()]), default=0) + 1}"
 
     def path(self, version: str) -> Path:
+        """Return the folder of a release (which may be damaged: `load_release` says)."""
         folder = self.root / version
-        if not (folder / "manifest.json").exists():
-            known = ", ".join(self.versions()) or "none yet"
-            raise NotFound(f"no release {self.name}@{version} (releases: {known})")
-        return folder
+        if folder.is_dir():
+            return folder
+        known = ", ".join(self.versions()) or "none yet"
+        if version in self.recorded():
+            raise IntegrityError(f"release {self.name}@{version} is missing: dataset.json recorded it at release "
+                                 f"time, but its folder is gone (releases: {known})")
+        raise NotFound(f"no release {self.name}@{version} (releases: {known})")
 
     def manifest(self, version: str) -> ReleaseManifest:
-        """Return a release's manifest."""
-        return ReleaseManifest.read(self.path(version) / "manifest.json")
+        """Return a release's manifest after checking every file and field against its hashes."""
+        return check_release(self.path(version))
 
     def leakage_check_path(self, version: str, snapshot_id: str | None) -> Path:
         """Return where the leakage check of release `version` against another snapshot is kept
@@ -58,56 +81,78 @@ class Releases:
         return load_release(self.path(version))[1]
 
 
+def _intact_parent(releases: Releases) -> tuple[str | None, list[EvalItem], list[str]]:
+    """Return the newest release that loads intact, its items, and the newer versions passed over
+    (damaged, or recorded but gone), oldest first."""
+    skipped = []
+    for version in sorted({*releases.versions(), *releases.recorded()}, key=_number, reverse=True):
+        try:
+            return version, releases.items(version), skipped[::-1]
+        except IntegrityError:
+            skipped.append(version)
+    return None, [], skipped[::-1]
+
+
 def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManifest:
-    """Write the next immutable version of `dataset` and return its manifest."""
-    store = DatasetStore(workspace)
-    meta, draft = store.load(dataset)
-    if not message.strip():
-        raise CurateError("a release needs a message (-m)")
-    chosen = [i for i in draft if i.status not in UNRELEASED_STATUSES]
-    if not chosen:
-        raise CurateError(f"nothing to release: dataset '{dataset}' has no items outside "
-                          f"{', '.join(UNRELEASED_STATUSES)}")
-    releases = Releases(workspace, dataset)
-    versions = releases.versions()
-    parent = versions[-1] if versions else None
-    changelog = changes(releases.items(parent) if parent else [], chosen)
-    if parent and not any(changelog.values()):
-        raise CurateError(f"nothing changed since {dataset}@{parent}")
-    version = f"v{int(parent[1:]) + 1 if parent else 1}"
-    by_split: dict[str, list[EvalItem]] = {}
-    for item in chosen:
-        by_split.setdefault(item.split or "unassigned", []).append(item)
-    guideline = workspace_guideline_version(workspace)
-    digest = items_digest(chosen)
-    # A check speaks for this release only if it saw exactly these items.
-    checks = meta.checks.model_copy(deep=True)
-    for record in checks.present().values():
-        record.current = record.items_sha256 == digest if record.items_sha256 is not None else None
-    with atomic_directory(releases.root / version) as tmp:
-        (tmp / "data").mkdir()
-        files = {}
-        for split in SPLIT_FILES:
-            if split in by_split:
-                relative = f"data/{split}.jsonl"
-                data = jsonl_bytes(release_row(i) for i in by_split[split])
-                (tmp / relative).write_bytes(data)
-                files[relative] = sha256_bytes(data)
-        manifest = ReleaseManifest(
-            name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
-            content_sha256=content_sha256(files), files=files, kb_snapshot=meta.kb_snapshot,
-            guideline_version=guideline, items=len(chosen), counts=counts(chosen), checks=checks,
-            excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
-            changelog=changelog, curate_version=__version__)
-        manifest.write(tmp / "manifest.json")
-        (tmp / "README.md").write_text(card(
-            name=dataset, version=version, content_sha256=manifest.content_sha256, message=manifest.message,
-            items=manifest.items, kb_snapshot=manifest.kb_snapshot, splits=[s for s in SPLIT_FILES if s in by_split]),
-            "utf-8")
-        for path in tmp.rglob("*"):
-            if path.is_file():
-                os.chmod(path, 0o444)
-    return manifest
+    """Write the next immutable version of `dataset` and return its manifest; damaged releases are
+    passed over for the parent and named in the manifest's `skipped_damaged`."""
+    with DatasetStore(workspace).writing(dataset):
+        store = DatasetStore(workspace)
+        meta, draft = store.load(dataset)
+        if not message.strip():
+            raise CurateError("a release needs a message (-m)")
+        chosen = [i for i in draft if i.status not in UNRELEASED_STATUSES]
+        if not chosen:
+            raise CurateError(f"nothing to release: dataset '{dataset}' has no items outside "
+                              f"{', '.join(UNRELEASED_STATUSES)}")
+        releases = Releases(workspace, dataset)
+        by_split: dict[str, list[EvalItem]] = {}
+        for item in chosen:
+            by_split.setdefault(item.split or "unassigned", []).append(item)
+        guideline = workspace_guideline_version(workspace)
+        digest = items_digest(chosen)
+        # A check speaks for this release only if it saw exactly these items.
+        checks = meta.checks.model_copy(deep=True)
+        for record in checks.present().values():
+            record.current = record.items_sha256 == digest if record.items_sha256 is not None else None
+        parent, parent_items, skipped = _intact_parent(releases)
+        changelog = changes(parent_items, chosen)
+        if parent and not any(changelog.values()):
+            raise CurateError(f"nothing changed since {dataset}@{parent}")
+        version = releases.next_version()
+        with atomic_directory(releases.root / version) as tmp:
+            (tmp / "data").mkdir()
+            files = {}
+            for split in SPLIT_FILES:
+                if split in by_split:
+                    relative = f"data/{split}.jsonl"
+                    data = jsonl_bytes(release_row(i) for i in by_split[split])
+                    (tmp / relative).write_bytes(data)
+                    files[relative] = sha256_bytes(data)
+            # The card names the data files' hash: it cannot name the content hash, which covers the card.
+            text = card(name=dataset, version=version, sha256=content_sha256(files), sha256_of="data files",
+                        message=message.strip(), items=len(chosen), kb_snapshot=meta.kb_snapshot,
+                        splits=[s for s in SPLIT_FILES if s in by_split]).encode("utf-8")
+            (tmp / CARD).write_bytes(text)
+            files[CARD] = sha256_bytes(text)
+            manifest = ReleaseManifest(
+                name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
+                content_sha256="", files=files, kb_snapshot=meta.kb_snapshot, guideline_version=guideline,
+                items=len(chosen), counts=counts(chosen), checks=checks,
+                excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
+                changelog=changelog, skipped_damaged=skipped, curate_version=__version__)
+            manifest.content_sha256 = content_sha256(files, manifest.model_dump(mode="json",
+                                                                                exclude={"content_sha256"}))
+            manifest.write(tmp / MANIFEST)
+            for path in tmp.rglob("*"):
+                if path.is_file():
+                    os.chmod(path, 0o444)
+            # Recorded before the folder takes its name, so no release appears that dataset.json does not
+            # vouch for; the record is read afresh, as another command may have saved it meanwhile.
+            recorded = store.meta(dataset)
+            recorded.releases = {**recorded.releases, version: manifest.content_sha256}
+            recorded.write(store.folder(dataset) / "dataset.json")
+        return manifest
 
 
 def resolve_items(workspace: Workspace, ref: str) -> tuple[list[EvalItem], ReleaseManifest | None, str | None]:

@@ -16,7 +16,7 @@ def cli(workspace, debug: bool) -> None:
     """Run a RAG system over one release of an evaluation set and score every layer apart."""
 
 
-for command in (run.run_command, run.verify, show.show):
+for command in (run.run_command, run.verify, run.export_run_command, show.show):
     cli.add_command(command)
 
 

@@ -10,6 +10,7 @@ from curate import CurateError, InputError, Releases, load_release, parse_ref, w
 from evalrun.cli.show import print_summary
 from evalrun.records import RunSettings
 from evalrun.runner import run
+from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
                          help="The curate workspace (default: the root --workspace, else found from here up).")
@@ -76,3 +77,18 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
     folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
                  resume=resume, settings=settings)
     print_summary(folder)
+
+
+@click.command("export-run")
+@click.argument("run_folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--layer", type=click.Choice(["candidates", "context"]), default="candidates", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The TREC run file.")
+@click.option("--chunks", is_flag=True, help="Write the chunk ids as the system returned them, not evidence groups.")
+@WORKSPACE
+@click.pass_context
+def export_run_command(ctx: click.Context, run_folder: Path, layer: str, out: Path, chunks: bool,
+                       command_workspace: Path | None) -> None:
+    """Write one layer of a run as a TREC run, in the evidence-group terms of `curate export --format beir`'s
+    groups/ qrels, so trec_eval or ranx give evalrun's values."""
+    counts = export_run(workspace_of(ctx, command_workspace), run_folder, out, layer=layer, chunks=chunks)
+    click.echo(f"wrote {out}: " + ", ".join(f"{n} {what}" for what, n in counts.items()), err=True)

@@ -21,6 +21,7 @@ from curate import (
     parse_ref,
     progress,
     resolve_judge,
+    writing,
 )
 from evalrun.records import MANIFEST, TRACES, RunManifest, RunSettings, TraceRecord, read_traces
 from evalrun.runner.gate import leakage_gate
@@ -81,37 +82,40 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     release, items = load_release(Releases(workspace, name).path(version))
     gate = leakage_gate(workspace, release, release.kb_snapshot, settings.allow_unchecked)
     folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     if folder.exists() and not resume and any(folder.iterdir()):
         raise CurateError(f"run folder {folder} is not empty: pass --resume to finish it, or another --out")
     folder.mkdir(parents=True, exist_ok=True)
-    manifest_path = folder / MANIFEST
-    if resume and manifest_path.exists():
-        previous = RunManifest.read(manifest_path)
-        if previous.content_sha256 != release.content_sha256:
-            raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
-    else:
-        _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context), settings,
-                  gate).write(manifest_path)
-    log = TraceLog(folder / TRACES)
-    done = read_traces(folder / TRACES)
-    todo = [i for i in items if i.id not in done]
-    if traces is not None:
-        logged = logged_traces(traces)
-        for item in todo:
-            record = logged.get(item.id)
-            log.append(TraceRecord(item_id=item.id, trace=record) if record is not None
-                       else TraceRecord(item_id=item.id, error=f"no trace for this item in {traces}"))
-    else:
-        call = (http_target(target, settings.timeout) if target.startswith(("http://", "https://"))
-                else python_target(target, settings.oracle_context))
-        with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as workers, \
-                ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as calls:
-            futures = [workers.submit(_call, call, item, settings, calls) for item in todo]
-            failed = [0]
-            for future in progress(futures, "running the target", unit="item", total=len(futures),
-                                   status=lambda: f"{failed[0]} errors"):
-                record = future.result()
-                failed[0] += record.error is not None
-                log.append(record)
-    score_run(workspace, folder, release=(release, items))
+    # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
+    with writing(folder, f"run folder {folder}", wait=False, clean=[(folder, 1)]):
+        manifest_path = folder / MANIFEST
+        if resume and manifest_path.exists():
+            previous = RunManifest.read(manifest_path)
+            if previous.content_sha256 != release.content_sha256:
+                raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
+        else:
+            _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context), settings,
+                      gate).write(manifest_path)
+        log = TraceLog(folder / TRACES)
+        done = read_traces(folder / TRACES)
+        todo = [i for i in items if i.id not in done]
+        if traces is not None:
+            logged = logged_traces(traces)
+            for item in todo:
+                record = logged.get(item.id)
+                log.append(TraceRecord(item_id=item.id, trace=record) if record is not None
+                           else TraceRecord(item_id=item.id, error=f"no trace for this item in {traces}"))
+        else:
+            call = (http_target(target, settings.timeout) if target.startswith(("http://", "https://"))
+                    else python_target(target, settings.oracle_context))
+            with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as workers, \
+                    ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as calls:
+                futures = [workers.submit(_call, call, item, settings, calls) for item in todo]
+                failed = [0]
+                for future in progress(futures, "running the target", unit="item", total=len(futures),
+                                       status=lambda: f"{failed[0]} errors"):
+                    record = future.result()
+                    failed[0] += record.error is not None
+                    log.append(record)
+        score_run(workspace, folder, release=(release, items))
     return folder

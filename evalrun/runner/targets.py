@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import math
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -12,6 +14,10 @@ from curate import InputError, iter_json_objects, read_text
 
 # A target takes (item id, question, oracle context or None) and returns a trace dict.
 Target = Callable[[str, str, list[dict] | None], dict]
+
+# TREC columns are split on ASCII blanks only, as trec_eval does: str.split() would also split a doc id
+# at U+00A0, U+2028 or U+0085.
+_TREC_BLANKS = re.compile(r"[ \t\r\f\v]+")
 
 
 def python_target(spec: str, oracle: bool = False) -> Target:
@@ -74,16 +80,19 @@ def logged_traces(path: Path) -> dict[str, dict | Exception]:
         return traces
     runs: dict[str, list[tuple[float, int, str]]] = {}
     for number, line in enumerate(text.split("\n"), start=1):
-        parts = line.split()
-        if not parts:
+        parts = _TREC_BLANKS.split(line.strip(" \t\r\f\v"))
+        if parts == [""]:
             continue
         if len(parts) != 6:
             raise InputError(f"a TREC run line has 6 columns (qid Q0 docid rank score tag), this has {len(parts)}",
                              file=str(path), line=number)
         try:
-            runs.setdefault(parts[0], []).append((-float(parts[4]), int(parts[3]), parts[2]))
+            score, rank = float(parts[4]), int(parts[3])
         except ValueError:
             raise InputError("rank or score is not a number", file=str(path), line=number) from None
+        if not math.isfinite(score):
+            raise InputError(f"score {parts[4]} is not a finite number", file=str(path), line=number, field="score")
+        runs.setdefault(parts[0], []).append((-score, rank, parts[2]))
     return {qid: {"candidates": [doc for _, _, doc in sorted(rows)], "mode": "normal", "trec": True}
             for qid, rows in runs.items()}
 

@@ -6,7 +6,7 @@ import os
 import threading
 from pathlib import Path
 
-from curate import dumps_json
+from curate import atomic_write_bytes, dumps_json
 from evalrun.records import TraceRecord
 
 
@@ -17,10 +17,10 @@ class TraceLog:
     def __init__(self, path: Path):
         self.path = path
         self._lock = threading.Lock()
-        if path.exists():  # cut a partial last line, so the next append starts clean
+        if path.exists():  # cut a partial last line (atomically: a kill now loses nothing), so the next append starts clean
             data = path.read_bytes()
             if data and not data.endswith(b"\n"):
-                path.write_bytes(data[: data.rfind(b"\n") + 1])
+                atomic_write_bytes(path, data[: data.rfind(b"\n") + 1])
 
     def append(self, record: TraceRecord) -> None:
         """Append one record as one whole line, flushed to disk before returning."""

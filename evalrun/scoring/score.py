@@ -15,7 +15,7 @@ from curate import (
     SnapshotStore,
     Workspace,
     atomic_write_bytes,
-    evidence_groups,
+    retrieval_qrels,
     jsonl_bytes,
     load_release,
 )
@@ -25,6 +25,12 @@ from evalrun.scoring.generation import score_judged
 from evalrun.scoring.summary import RETRIEVAL, summarize
 
 LAYERS = ("candidates", "context")
+
+
+def layer_ids(trace: Trace, layer: str, known: dict[str, str], excluded: set[str]) -> list[str]:
+    """Return the chunk ids of one layer of a trace as scored: in rank order, without the chunks of
+    documents the leakage check excluded."""
+    return [p.chunk_id for p in getattr(trace, layer) if known.get(p.chunk_id) not in excluded]
 
 
 def score_run(workspace: Workspace, folder: Path,
@@ -69,23 +75,14 @@ def score_run(workspace: Workspace, folder: Path,
         if unknown:
             row.problems.append(f"unknown chunk ids: {', '.join(sorted(set(unknown))[:5])}")
             problems["unknown chunk id"] += 1
-        layers = {"candidates": [p.chunk_id for p in trace.candidates if known.get(p.chunk_id) not in excluded],
-                  "context": [p.chunk_id for p in trace.context if known.get(p.chunk_id) not in excluded]}
+        layers = {layer: layer_ids(trace, layer, known, excluded) for layer in LAYERS}
         has_context = not trace.trec
         if item.answerable:
-            found_groups = evidence_groups(item.evidence)
-            unanchored = [g.group_id for g in found_groups if not g.anchored]
-            if not found_groups:
-                row.unscored["retrieval"] = "no relevant evidence labelled"
-            elif unanchored:
-                row.unscored["retrieval"] = (f"evidence {', '.join(unanchored)} maps to no chunk of KB snapshot "
-                                             f"{manifest.kb_snapshot} (curate remap)")
+            target = retrieval_qrels(item)
+            if isinstance(target, str):
+                row.unscored["retrieval"] = target
             else:
-                grades = {g.group_id: g.grade for g in found_groups}
-                chunk_group: dict[str, str] = {}
-                for group in found_groups:
-                    for chunk_id in group.chunk_ids:
-                        chunk_group.setdefault(chunk_id, group.group_id)
+                grades, chunk_group = target
                 qrels[item.id], groups[item.id] = grades, chunk_group
                 runs["candidates"][item.id] = layers["candidates"]
                 if has_context:

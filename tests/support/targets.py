@@ -36,3 +36,18 @@ def troubled(question: str) -> dict:
 
 def generate(question: str, context: list[dict]) -> dict:
     return {"context": context, "answer": "from the evidence", "candidates": context}
+
+
+def one_of(question: str) -> dict:
+    """Retrieves only the last of the gold chunks (one alternative), first in both layers."""
+    gold = GOLD.get(question, [])[-1:]
+    return {"candidates": gold + [DISTRACTOR], "context": gold, "answer": "an answer" if gold else None}
+
+
+RANKINGS: dict[str, list[str]] = {}
+
+
+def ranked(question: str) -> dict:
+    """Returns the ranking the test put in RANKINGS; the context is its first three."""
+    ranking = RANKINGS.get(question, [])
+    return {"candidates": ranking, "context": ranking[:3], "answer": "an answer"}

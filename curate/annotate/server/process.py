@@ -99,7 +99,7 @@ def server_environment(data_dir: Path) -> dict[str, str]:
     """Returns the environment for the server process (no secrets in it)."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("ARGILLA_API_KEY", "ARGILLA_BASE_URL", "ARGILLA_DATABASE_URL")}
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])  # the folder holding the curate package
     env.update({
         "ARGILLA_HOME_PATH": str(Path(data_dir).resolve()),
         "ARGILLA_DATABASE_URL": database_url(data_dir),

@@ -147,42 +147,43 @@ def _bm25_retriever(workspace: Workspace, snapshot_id: str | None):
 def check_consistency(workspace: Workspace, *, dataset: str, config: JudgeConfig, repeat: int = 1, k: int = 5,
                       transport: Transport | None = None) -> ConsistencyReport:
     """Judge every live item of `dataset`; flagged items get `needs_rewrite` with the reasons."""
-    if repeat < 1:
-        raise InputError("--repeat must be at least 1", field="repeat")
-    store = DatasetStore(workspace)
-    meta, items = store.load(dataset)
-    live = [i for i in items if i.status not in UNRELEASED_STATUSES]
-    tasks = plan(live, _bm25_retriever(workspace, meta.kb_snapshot), k)
-    judge = Judge(config, workspace.root / "cache" / "judge", transport)
-    requests = [(CONSISTENCY.get(t.check, t.language), t.payload, r) for t in tasks for r in range(repeat)]
-    verdicts = judge.ask_many(requests, "checking consistency")
-    outcomes = [Outcome(t, verdicts[n * repeat:(n + 1) * repeat]) for n, t in enumerate(tasks)]
-    report = ConsistencyReport(outcomes, judge=judge)
-    for outcome in outcomes:
-        task = outcome.task
-        if outcome.unscored:
-            report.unscored[reason_kind(outcome.unscored)] += 1
-        if outcome.flagged:
-            report.flagged.setdefault(task.item_id, []).append(f"{task.check} ({task.label}): {outcome.reason}")
-        if outcome.flipped:
-            report.unstable.setdefault(task.item_id, []).append(f"{task.check} ({task.label})")
-    for item in live:
-        if item.id in report.flagged:
-            reason = "consistency: " + "; ".join(report.flagged[item.id])
-            if item.status != "needs_rewrite" or item.status_history[-1].reason != reason:
-                item.set_status("needs_rewrite", reason, by="curate check-consistency")
-    stats = judge.stats
-    chosen = [i for i in items if i.status not in UNRELEASED_STATUSES]
-    unscored = sum(report.unscored.values())
-    outcome = "findings" if report.flagged or report.unstable else "incomplete" if unscored else "clean"
-    report.record = ConsistencyCheck(
-        kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(chosen), outcome=outcome,
-        judge=config.public(), prompt_versions=CONSISTENCY.versions(), items=len(live), tasks=len(tasks),
-        flagged=sorted(report.flagged), unstable=sorted(report.unstable), unscored=dict(report.unscored),
-        counts={"flagged": len(report.flagged), "unstable": len(report.unstable), "unscored": unscored},
-        settings={"repeat": repeat, "k": k},
-        usage=JudgeUsage(requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
-                         completion_tokens=stats.completion_tokens, cost_usd=stats.cost))
-    meta.checks.consistency = report.record
-    store.save(meta, items)
-    return report
+    with DatasetStore(workspace).writing(dataset):
+        if repeat < 1:
+            raise InputError("--repeat must be at least 1", field="repeat")
+        store = DatasetStore(workspace)
+        meta, items = store.load(dataset)
+        live = [i for i in items if i.status not in UNRELEASED_STATUSES]
+        tasks = plan(live, _bm25_retriever(workspace, meta.kb_snapshot), k)
+        judge = Judge(config, workspace.root / "cache" / "judge", transport)
+        requests = [(CONSISTENCY.get(t.check, t.language), t.payload, r) for t in tasks for r in range(repeat)]
+        verdicts = judge.ask_many(requests, "checking consistency")
+        outcomes = [Outcome(t, verdicts[n * repeat:(n + 1) * repeat]) for n, t in enumerate(tasks)]
+        report = ConsistencyReport(outcomes, judge=judge)
+        for outcome in outcomes:
+            task = outcome.task
+            if outcome.unscored:
+                report.unscored[reason_kind(outcome.unscored)] += 1
+            if outcome.flagged:
+                report.flagged.setdefault(task.item_id, []).append(f"{task.check} ({task.label}): {outcome.reason}")
+            if outcome.flipped:
+                report.unstable.setdefault(task.item_id, []).append(f"{task.check} ({task.label})")
+        for item in live:
+            if item.id in report.flagged:
+                reason = "consistency: " + "; ".join(report.flagged[item.id])
+                if item.status != "needs_rewrite" or item.status_history[-1].reason != reason:
+                    item.set_status("needs_rewrite", reason, by="curate check-consistency")
+        stats = judge.stats
+        chosen = [i for i in items if i.status not in UNRELEASED_STATUSES]
+        unscored = sum(report.unscored.values())
+        outcome = "findings" if report.flagged or report.unstable else "incomplete" if unscored else "clean"
+        report.record = ConsistencyCheck(
+            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(chosen), outcome=outcome,
+            judge=config.public(), prompt_versions=CONSISTENCY.versions(), items=len(live), tasks=len(tasks),
+            flagged=sorted(report.flagged), unstable=sorted(report.unstable), unscored=dict(report.unscored),
+            counts={"flagged": len(report.flagged), "unstable": len(report.unstable), "unscored": unscored},
+            settings={"repeat": repeat, "k": k},
+            usage=JudgeUsage(requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
+                             completion_tokens=stats.completion_tokens, cost_usd=stats.cost))
+        meta.checks.consistency = report.record
+        store.save(meta, items)
+        return report

@@ -68,7 +68,7 @@ from curate.records import (
     BalanceRecord,
     DifficultyCheck,
     EvalItem,
-    evidence_groups,
+    item_groups,
     now,
 )
 from curate.workspace import Workspace
@@ -114,7 +114,7 @@ class DifficultyReport:
 
 def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set[int]]:
     """Return an item's features that need no retrieval, and the positions of its gold chunks."""
-    groups = evidence_groups(item.evidence, index.copies)
+    groups = item_groups(item, index.copies)
     gold = {index.position[c] for g in groups for c in g.chunk_ids if c in index.position}
     evidence = [e for e in item.evidence if e.grade >= 1]
     documents = {e.doc_id for e in evidence if e.doc_id} | {
@@ -179,51 +179,52 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
     """Return the measured difficulty of a draft dataset's items (rejected and quarantined ones left
     out); store each item's features and difficulty, tag a balanced subset when asked, and record
     the summary in the dataset's checks (`difficulty`)."""
-    rules = rules or DifficultyRules()
-    shares = parse_target(target)
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}", field="k")
-    if balance is not None and balance < 1:
-        raise InputError(f"balance must be at least 1 item, got {balance}", field="balance")
-    store = DatasetStore(workspace)
-    meta, items = store.load(dataset)
-    if not meta.kb_snapshot:
-        raise InputError(f"dataset '{dataset}' has no KB snapshot to grade against", field="dataset")
-    live = [i for i in items if i.status not in UNRELEASED_STATUSES]
-    index = KBIndex(workspace, meta.kb_snapshot)
-    report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
-                         target={d: float(s) for d, s in shares.items()})
-    for item, (features, unmeasured) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
-        difficulty, why = (None, unmeasured) if unmeasured else classify(features, rules)
-        report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
-        if unmeasured:
-            report.unmeasured[item.id] = unmeasured
-        misfit = type_misfit(item.qtype, item.answerable, int(features["evidence_groups"]))
-        if misfit:
-            report.misfits[item.id] = misfit
-        if item.difficulty != difficulty or item.difficulty_features != features:
-            item.difficulty, item.difficulty_features = difficulty, features
-            item.updated_at = now()
-    assessed = [g for g in report.items if g.difficulty]
-    report.overall = mix_of([g.difficulty for g in assessed], shares)
-    for qtype in sorted({g.qtype or "none" for g in assessed}):
-        report.by_qtype[qtype] = mix_of([g.difficulty for g in assessed if (g.qtype or "none") == qtype], shares)
-    if balance is not None:
-        report.balance = _balance(items, [(g.id, g.difficulty) for g in assessed], balance, shares)
-    outcome = "findings" if report.misfits else "incomplete" if report.unmeasured else "clean"
-    report.record = DifficultyCheck(
-        kb_snapshot=index.snapshot_id, items_sha256=items_digest(live), outcome=outcome,
-        assessed=len(assessed), unmeasured=len(report.unmeasured), counts=report.overall.counts,
-        by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
-        target_counts=report.overall.target, misfits=len(report.misfits),
-        settings={"dense": dense, "k": k, "embedding_model": workspace.setting("embedding", "model")
-                  if dense else None, **asdict(rules)},
-        balance=None if report.balance is None else BalanceRecord(
-            size=report.balance.size, tag=report.balance.tag, selected=len(report.balance.selected),
-            counts=report.balance.counts, missing=report.balance.missing))
-    meta.checks.difficulty = report.record
-    store.save(meta, items)
-    return report
+    with DatasetStore(workspace).writing(dataset):
+        rules = rules or DifficultyRules()
+        shares = parse_target(target)
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}", field="k")
+        if balance is not None and balance < 1:
+            raise InputError(f"balance must be at least 1 item, got {balance}", field="balance")
+        store = DatasetStore(workspace)
+        meta, items = store.load(dataset)
+        if not meta.kb_snapshot:
+            raise InputError(f"dataset '{dataset}' has no KB snapshot to grade against", field="dataset")
+        live = [i for i in items if i.status not in UNRELEASED_STATUSES]
+        index = KBIndex(workspace, meta.kb_snapshot)
+        report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
+                             target={d: float(s) for d, s in shares.items()})
+        for item, (features, unmeasured) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
+            difficulty, why = (None, unmeasured) if unmeasured else classify(features, rules)
+            report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
+            if unmeasured:
+                report.unmeasured[item.id] = unmeasured
+            misfit = type_misfit(item.qtype, item.answerable, int(features["evidence_groups"]))
+            if misfit:
+                report.misfits[item.id] = misfit
+            if item.difficulty != difficulty or item.difficulty_features != features:
+                item.difficulty, item.difficulty_features = difficulty, features
+                item.updated_at = now()
+        assessed = [g for g in report.items if g.difficulty]
+        report.overall = mix_of([g.difficulty for g in assessed], shares)
+        for qtype in sorted({g.qtype or "none" for g in assessed}):
+            report.by_qtype[qtype] = mix_of([g.difficulty for g in assessed if (g.qtype or "none") == qtype], shares)
+        if balance is not None:
+            report.balance = _balance(items, [(g.id, g.difficulty) for g in assessed], balance, shares)
+        outcome = "findings" if report.misfits else "incomplete" if report.unmeasured else "clean"
+        report.record = DifficultyCheck(
+            kb_snapshot=index.snapshot_id, items_sha256=items_digest(live), outcome=outcome,
+            assessed=len(assessed), unmeasured=len(report.unmeasured), counts=report.overall.counts,
+            by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
+            target_counts=report.overall.target, misfits=len(report.misfits),
+            settings={"dense": dense, "k": k, "embedding_model": workspace.setting("embedding", "model")
+                      if dense else None, **asdict(rules)},
+            balance=None if report.balance is None else BalanceRecord(
+                size=report.balance.size, tag=report.balance.tag, selected=len(report.balance.selected),
+                counts=report.balance.counts, missing=report.balance.missing))
+        meta.checks.difficulty = report.record
+        store.save(meta, items)
+        return report
 
 
 def _balance(items: Sequence[EvalItem], pool: Sequence[tuple[str, str]], size: int,

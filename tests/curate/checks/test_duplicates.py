@@ -1,6 +1,7 @@
 import json
 
-from curate.checks.duplicates import check_dups, chunk_groups
+from curate.checks.copies import chunk_groups
+from curate.checks.duplicates import check_dups
 from curate.records import extend_evidence
 from curate.dataset import DatasetStore
 from curate.dataset import import_items
@@ -71,7 +72,7 @@ def test_duplicate_chunks_become_equivalence_groups(handbook, data_dir):
     copy.write_text(text.replace("本文列出", "本页列出"), encoding="utf-8")   # a near copy of the whole page
     snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
-    groups = chunk_groups(KBIndex(workspace, snapshot))
+    groups, withheld = chunk_groups(KBIndex(workspace, snapshot))
     pairs = sorted(tuple(g.chunks) for g in groups)
     assert ("errors-copy.zh.md#1", "errors.zh.md#1") in pairs and ("errors-copy.zh.md#2", "errors.zh.md#2") in pairs
     assert all(len(g.chunks) == 2 for g in groups)
@@ -79,6 +80,8 @@ def test_duplicate_chunks_become_equivalence_groups(handbook, data_dir):
     assert "groups of duplicate chunks" in result.stdout
     t1 = next(i for i in DatasetStore(workspace).items("faq") if i.id == "t-1")
     assert sorted(t1.evidence[0].chunk_ids) == ["errors-copy.zh.md#1", "errors.zh.md#1"]
+    assert t1.evidence[0].copies == ["errors-copy.zh.md#1"]          # kept apart from its own chunk
+    assert "'页' → '文'" in result.stdout                              # what differs between the members
 
 
 def test_extend_evidence_leaves_split_spans_alone(handbook):
@@ -106,3 +109,44 @@ def test_the_keeper_ranks_every_status_and_source():
     from curate.checks.duplicates import SOURCE_RANK, STATUS_RANK
     from curate.records import SOURCES, STATUSES
     assert set(STATUS_RANK) == set(STATUSES) and set(SOURCE_RANK) == set(SOURCES)
+
+
+def test_copies_that_differ_in_a_year_or_a_negation_are_never_joined(handbook, data_dir):
+    """The 2017 and 2018 editions of a brochure differ only in their quotas and year: not copies."""
+    workspace = handbook.workspace
+    brochure = ("# 招生简章\n\n{year}年本科招生计划：计算机专业招收{n}人，学费每年5000元，{neg}接受调剂。\n\n"
+                "报名时间为每年6月1日至6月30日，逾期不予受理。")
+    (data_dir / "docs" / "brochure-2017.zh.md").write_text(brochure.format(year=2017, n=120, neg=""), encoding="utf-8")
+    (data_dir / "docs" / "brochure-2018.zh.md").write_text(brochure.format(year=2018, n=150, neg=""), encoding="utf-8")
+    (data_dir / "docs" / "brochure-2019.zh.md").write_text(brochure.format(year=2019, n=150, neg="不"),
+                                                            encoding="utf-8")
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=60).snapshot_id
+    handbook("remap", "--dataset", "faq", "--kb", snapshot)
+    groups, withheld = chunk_groups(KBIndex(workspace, snapshot))
+    joined = {c for g in groups for c in g.chunks}
+    assert not {"brochure-2017.zh.md#0", "brochure-2018.zh.md#0", "brochure-2019.zh.md#0"} & joined
+    differs = {frozenset((w.a, w.b)): w.differs for w in withheld}
+    assert differs[frozenset(("brochure-2017.zh.md#0", "brochure-2018.zh.md#0"))] == "120, 2017 ≠ 150, 2018"
+    # the registration paragraph is the same in every edition: those are copies
+    assert any({"brochure-2017.zh.md#1", "brochure-2018.zh.md#1"} <= set(g.chunks) for g in groups)
+    result = handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", code=1)
+    assert "not joined, though alike" in result.stdout and "2017 ≠ 150, 2018" in result.stdout
+
+
+def test_a_group_can_be_undone_and_stays_undone(handbook, data_dir, tmp_path):
+    workspace = handbook.workspace
+    copy = data_dir / "docs" / "errors-copy.zh.md"
+    copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    handbook("remap", "--dataset", "faq", "--kb", snapshot)
+    first = check_dups(workspace, dataset="faq", kb=True, semantic_min=None)
+    t1 = lambda: next(i for i in DatasetStore(workspace).items("faq") if i.id == "t-1")  # noqa: E731
+    group = next(g for g in first.chunk_groups if "errors.zh.md#1" in g.chunks)
+    assert "errors-copy.zh.md#1" in t1().evidence[0].chunk_ids
+    handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", "--undo", group.group_id, code=1)
+    assert t1().evidence[0].chunk_ids == ["errors.zh.md#1"] and t1().evidence[0].copies == []
+    again = check_dups(workspace, dataset="faq", kb=True, semantic_min=None)
+    assert group.group_id not in {g.group_id for g in again.chunk_groups} and again.undone == [group.group_id]
+    assert t1().evidence[0].chunk_ids == ["errors.zh.md#1"]
+    result = handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", "--undo", "g-nosuchgroup", code=2)
+    assert result.stderr.count("\n") == 1 and "no duplicate-chunk group g-nosuchgroup" in result.stderr

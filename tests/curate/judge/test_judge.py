@@ -227,3 +227,38 @@ def test_server_killed_mid_run_leaves_unscored_items_and_no_crash(handbook):
     assert len(lost) >= 8 and all(o.unscored.endswith("(after 2 attempts)") for o in lost)
     assert report.unscored["connection failed"] == len(lost)
     assert len([o for o in report.outcomes if o.verdicts[0].prompt_tokens]) <= 2
+
+
+# -- honest outcomes ---------------------------------------------------------------------------------
+
+def test_a_judge_that_answers_nothing_makes_the_check_incomplete_never_clean(handbook):
+    from curate.release import release as make_release
+    server = ScriptedServer(lambda messages: 401)          # every request: HTTP 401
+    try:
+        report = check_consistency(handbook.workspace, dataset="faq", config=_config(server, max_retries=0))
+    finally:
+        server.close()
+    record = report.record
+    assert record.outcome == "incomplete" and not record.clean
+    assert record.counts["unscored"] == record.tasks == 11 and record.flagged == []
+    manifest = make_release(handbook.workspace, dataset="faq", message="judge down")
+    assert manifest.checks.consistency.outcome == "incomplete"
+    result = handbook("check-consistency", "--dataset", "faq", "--judge-base-url", "http://127.0.0.1:9/v1",
+                      "--judge-model", "judge", code=1)      # nothing answers there: not clean, exit 1
+    assert "11 checks unscored" in result.stdout
+
+
+def test_another_endpoint_or_model_is_never_served_the_first_ones_verdicts(handbook, scripted):
+    check_consistency(handbook.workspace, dataset="faq", config=_config(scripted))
+    other = ScriptedServer(_verdict_for)
+    try:
+        again = check_consistency(handbook.workspace, dataset="faq", config=_config(other))
+        assert again.judge.stats.cache_hits == 0 and other.requests == 11
+        bigger = check_consistency(handbook.workspace, dataset="faq", config=_config(other, max_tokens=1024))
+        assert bigger.judge.stats.cache_hits == 0
+        renamed = check_consistency(handbook.workspace, dataset="faq", config=_config(other, model="judge-2"))
+        assert renamed.judge.stats.cache_hits == 0
+        same = check_consistency(handbook.workspace, dataset="faq", config=_config(other))
+        assert same.judge.stats.cache_hits == 11
+    finally:
+        other.close()

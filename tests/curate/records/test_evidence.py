@@ -17,7 +17,7 @@ def test_evidence_sharing_a_chunk_or_a_copy_is_one_group():
                 _evidence("e3", ["b"]), _evidence("e4", ["c"]),    # b and c are copies
                 _evidence("e5", ["d"], grade=0),                   # not relevant
                 _evidence("e6", [])]                               # anchored nowhere: a group of its own
-    groups = evidence_groups(evidence, {"b": ["b", "c"], "c": ["b", "c"]})
+    groups = evidence_groups(evidence, copies={"b": ["b", "c"], "c": ["b", "c"]})
     assert [(g.evidence_ids, set(g.chunk_ids), g.anchored) for g in groups] == [
         (("e1", "e2"), {"a"}, True), (("e3", "e4"), {"b", "c"}, True), (("e6",), set(), False)]
 
@@ -36,7 +36,7 @@ def test_groups_join_through_a_chain_of_shared_chunks():
 def test_the_rule_does_not_change_its_input():
     evidence = [_evidence("e1", ["a"]), _evidence("e2", ["a"])]
     before = [e.model_dump() for e in evidence]
-    evidence_groups(evidence, {"a": ["a", "z"]})
+    evidence_groups(evidence, copies={"a": ["a", "z"]})
     assert [e.model_dump() for e in evidence] == before
 
 

@@ -48,7 +48,7 @@ def test_releases_follow_each_other_and_refuse_no_change(handbook):
     assert (second.version, second.parent_version, second.items) == ("v2", "v1", 4)
     assert second.changelog == {"added": [], "removed": ["t-5"], "changed": ["t-2"]}
     assert second.excluded == {"rejected": 1}
-    assert sorted(second.files) == ["data/test.jsonl", "data/unassigned.jsonl"]
+    assert sorted(second.files) == ["README.md", "data/test.jsonl", "data/unassigned.jsonl"]
     result = handbook("versions", "faq")
     assert "v1" in result.stdout and "v2" in result.stdout and "second" in result.stdout
 
