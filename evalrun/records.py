@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -96,13 +96,16 @@ class TraceRecord(VersionedRecord):
 class RunSettings(Record):
     """How a run is made and scored."""
 
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cutoffs K of the retrieval metrics.")
-    concurrency: int = Field(4, description="Calls to the target at once.")
-    timeout: float = Field(60.0, description="Seconds per call to the target.")
+    ks: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
+                                                  description="Cutoffs K of the retrieval metrics.")
+    concurrency: int = Field(4, ge=1, description="Calls to the target at once.")
+    timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="Seconds per call to the target.")
     precision_denominator: Literal["k", "returned"] = Field(
         "k", description="Precision@K divides by K, or by the number returned when fewer.")
-    price_input: float | None = Field(None, description="USD per million prompt tokens of the system.")
-    price_output: float | None = Field(None, description="USD per million completion tokens of the system.")
+    price_input: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                      description="USD per million prompt tokens of the system.")
+    price_output: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                       description="USD per million completion tokens of the system.")
     oracle_context: bool = Field(False, description="Diagnostic: the verified evidence given as the context.")
     allow_unchecked: bool = Field(False, description="Run although the leakage check is missing or failed.")
 

@@ -61,6 +61,10 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
          argilla_dataset: str | None = None) -> PushReport:
     """Send items to an Argilla dataset (created on first push); records are keyed by item id, so
     pushing again updates them and keeps every submitted response."""
+    if not 1 <= pool_k <= 50:
+        raise InputError(f"must be 1 to 50 candidate slots, got {pool_k}", field="pool-k")
+    if min_submitted < 1:
+        raise InputError(f"must be at least 1, got {min_submitted}", field="min-annotators")
     with DatasetStore(workspace).writing(dataset):
         rg = argilla_sdk()
         store = DatasetStore(workspace)

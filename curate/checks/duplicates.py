@@ -159,9 +159,13 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
     with `fix`, keep one item per conflict-free cluster and reject the rest as duplicates; `undo`
     names duplicate-chunk groups (by group id) that are not copies: they are taken apart, taken out
     of every evidence, and never formed again."""
+    if undo and not kb:
+        raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
+    for name, value, low, high in (("fuzzy-min", fuzzy_min, 0, 100), ("near-min", near_min, 0, 100),
+                                   ("semantic-min", semantic_min, -1, 1)):
+        if value is not None and not low <= value <= high:
+            raise InputError(f"must be between {low} and {high}, got {value:g}", field=name)
     with DatasetStore(workspace).writing(dataset):
-        if undo and not kb:
-            raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
         store = DatasetStore(workspace)
         meta, items = store.load(dataset)
         by_id = {i.id: i for i in items}

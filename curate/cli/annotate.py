@@ -22,7 +22,7 @@ def annotate() -> None:
 
 
 @annotate.command("serve")
-@click.option("--port", type=int, default=6900, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=6900, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where Argilla keeps its SQLite database (default: WORKSPACE/argilla).")
@@ -41,8 +41,8 @@ def serve_command(ctx: click.Context, port: int, host: str, data_dir: Path | Non
 @click.option("--dataset", required=True)
 @click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES), help="Push items in these statuses (default: needs_evidence, "
               "draft, needs_adjudication, needs_rewrite).")
-@click.option("--pool-k", type=int, default=8, show_default=True, help="Candidate chunks per question.")
-@click.option("--min-annotators", type=int, default=1, show_default=True,
+@click.option("--pool-k", type=click.IntRange(1, 50), default=8, show_default=True, help="Candidate chunks per question.")
+@click.option("--min-annotators", type=click.IntRange(min=1), default=1, show_default=True,
               help="Submitted answers a record needs before it is pulled.")
 @click.option("--argilla-workspace", default="curate", show_default=True)
 @API_URL

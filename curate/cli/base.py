@@ -9,6 +9,7 @@ line, and the traceback with --debug or CURATE_DEBUG=1).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -35,6 +36,25 @@ def _one_line(text: str) -> str:
 class ToolGroup(click.Group):
     """A root command group whose errors reach the user as one line each (traceback with --debug)."""
 
+    def main(self, *args, **kwargs):
+        """Run the command line; click's own errors (a missing option, a bad value) are one line too."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else self.name
+            click.echo(f"error: {_one_line(exc.format_message())} (see `{where} --help`)", err=True)
+            code = EXIT_ERROR
+        except click.ClickException as exc:
+            click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+            code = exc.exit_code
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("interrupted", err=True)
+            code = 130
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -43,11 +63,15 @@ class ToolGroup(click.Group):
         except InvalidRecords as exc:
             if debug_enabled(ctx):
                 raise
+            if len(exc.errors) == 1:  # one bad record: one line
+                click.echo(f"error: {_one_line(exc.errors[0].located())} (nothing was written; --skip-invalid "
+                           f"imports the valid records)", err=True)
+                ctx.exit(EXIT_ERROR)
             for error in exc.errors[:MAX_ERRORS_SHOWN]:
                 click.echo(f"error: {_one_line(error.located())}", err=True)
             if len(exc.errors) > MAX_ERRORS_SHOWN:
                 click.echo(f"error: ... and {len(exc.errors) - MAX_ERRORS_SHOWN} more", err=True)
-            click.echo(f"error: {len(exc.errors)} invalid record(s); nothing was written "
+            click.echo(f"error: {len(exc.errors)} invalid records; nothing was written "
                        f"(--skip-invalid imports the valid ones)", err=True)
             ctx.exit(EXIT_ERROR)
         except (CurateError, OSError) as exc:

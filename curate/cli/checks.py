@@ -22,10 +22,10 @@ from curate.cli.display import console, short, table
               "groups become evidence equivalence groups.")
 @click.option("--fix", is_flag=True, help="Keep one item per cluster (not those with label conflicts); "
               "mark the rest rejected with duplicate_of.")
-@click.option("--fuzzy-min", type=float, default=90.0, show_default=True, help="rapidfuzz ratio on folded questions.")
-@click.option("--semantic-min", type=float, default=0.92, show_default=True, help="Cosine of question embeddings.")
+@click.option("--fuzzy-min", type=click.FloatRange(0, 100), default=90.0, show_default=True, help="rapidfuzz ratio on folded questions.")
+@click.option("--semantic-min", type=click.FloatRange(-1, 1), default=0.92, show_default=True, help="Cosine of question embeddings.")
 @click.option("--no-semantic", is_flag=True, help="Skip the embedding pass.")
-@click.option("--near-min", type=float, default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
+@click.option("--near-min", type=click.FloatRange(0, 100), default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
 @click.option("--undo", multiple=True, metavar="GROUP_ID", help="With --kb: take apart a duplicate-chunk group "
               "that is not copies (its chunks leave every evidence and are never joined again).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
@@ -85,9 +85,9 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
 @click.option("--allow-docs", multiple=True, metavar="DOC_ID", help="A document meant to hold questions (an FAQ).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 @click.option("--no-semantic", is_flag=True, help="Split leaks from exact and fuzzy matches only.")
-@click.option("--answer-min-chars-zh", type=int, default=25, show_default=True,
+@click.option("--answer-min-chars-zh", type=click.IntRange(min=1), default=25, show_default=True,
               help="Folded characters from which a Chinese answer is long-form.")
-@click.option("--answer-min-chars-en", type=int, default=60, show_default=True,
+@click.option("--answer-min-chars-en", type=click.IntRange(min=1), default=60, show_default=True,
               help="Folded characters from which an English answer is long-form.")
 @click.pass_context
 def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
@@ -121,7 +121,7 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
 
 @click.command("split")
 @click.option("--dataset", required=True)
-@click.option("--test-fraction", type=float, default=0.5, show_default=True, help="Share of items in test.")
+@click.option("--test-fraction", type=click.FloatRange(0, 1), default=0.5, show_default=True, help="Share of items in test.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--reassign", is_flag=True, help="Redo every assignment (default: keep items already assigned).")
 @click.option("--synthetic-in-test", is_flag=True, help="Let unverified synthetic items into test.")
@@ -145,10 +145,10 @@ def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: 
 @click.command("grade")
 @click.option("--dataset", required=True)
 @click.option("--target", default="2:5:3", show_default=True, help="easy:medium:hard mix to aim at.")
-@click.option("--balance", type=int, help="Select (tag balanced-N) a deterministic subset of N meeting the target.")
+@click.option("--balance", type=click.IntRange(min=1), help="Select (tag balanced-N) a deterministic subset of N meeting the target.")
 @click.option("--dense/--no-dense", default=True, show_default=True,
               help="Dense ranks need the KB embedded once with the workspace's model.")
-@click.option("--k", type=int, default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
+@click.option("--k", type=click.IntRange(min=1), default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.pass_context
 def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool, k: int,

@@ -41,11 +41,11 @@ def init(directory: Path, **settings: str) -> None:
 @click.option("--map", "mapping", multiple=True, metavar="OLD=NEW", help="Read input field OLD as NEW.")
 @click.option("--encoding", default="utf-8", show_default=True)
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
-@click.option("--min-score", type=float, default=90.0, show_default=True,
+@click.option("--min-score", type=click.FloatRange(0, 100), default=90.0, show_default=True,
               help="Lowest fuzzy score (0-100) at which quoted evidence counts as found.")
 @click.option("--chunker", type=click.Choice(["structure", "fixed"]),
               help="squad only: chunk paragraphs instead of one chunk per paragraph.")
-@click.option("--chunk-size", type=int, help="squad only: chunk size for --chunker.")
+@click.option("--chunk-size", type=click.IntRange(min=1), help="squad only: chunk size for --chunker.")
 @click.option("--evidence-mode", type=click.Choice(EVIDENCE_MODES), default="all", show_default=True,
               help="all: each passage of a record is needed; any: they are alternatives for one fact and "
               "finding any one counts (a record's own evidence_mode field wins).")
@@ -66,7 +66,8 @@ def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str |
 @click.command()
 @click.option("--dataset", required=True)
 @click.option("--kb", required=True, help="Target KB snapshot (id, id prefix, or KB name for its newest).")
-@click.option("--min-score", type=float, default=90.0, show_default=True, help="Lowest fuzzy score accepted.")
+@click.option("--min-score", type=click.FloatRange(0, 100), default=90.0, show_default=True,
+              help="Lowest fuzzy score accepted.")
 @click.option("--dry-run", is_flag=True, help="Report without writing.")
 @click.pass_context
 def remap(ctx: click.Context, dataset: str, kb: str, min_score: float, dry_run: bool) -> None:

@@ -18,8 +18,8 @@ def judge_options(command):
         click.option("--judge-base-url", help="OpenAI-compatible base URL (env CURATE_JUDGE_BASE_URL)."),
         click.option("--judge-model", help="Model name (env CURATE_JUDGE_MODEL)."),
         click.option("--judge-api-key-env", help="NAME of the variable holding the key (env CURATE_JUDGE_API_KEY_ENV)."),
-        click.option("--judge-timeout", type=float, help="Seconds per request (env CURATE_JUDGE_TIMEOUT; default 60)."),
-        click.option("--concurrency", type=int, help="Requests at once (default 4)."),
+        click.option("--judge-timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per request (env CURATE_JUDGE_TIMEOUT; default 60)."),
+        click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once (default 4)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -34,8 +34,8 @@ def resolve_judge(ctx: click.Context, judge_base_url, judge_model, judge_api_key
 
 @click.command("check-consistency")
 @click.option("--dataset", required=True)
-@click.option("--repeat", type=int, default=1, show_default=True, help="Judge each question N times; report flips.")
-@click.option("--k", type=int, default=5, show_default=True, help="Chunks retrieved for an unanswerable item.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Judge each question N times; report flips.")
+@click.option("--k", type=click.IntRange(min=1), default=5, show_default=True, help="Chunks retrieved for an unanswerable item.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 @judge_options
 @click.pass_context

@@ -21,8 +21,8 @@ def kb() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--name", required=True, help="KB name.")
 @click.option("--chunker", type=click.Choice(["structure", "fixed"]), help="Default from curate.toml.")
-@click.option("--chunk-size", type=int, help="Maximum chunk length in characters.")
-@click.option("--overlap", type=int, help="Overlap of fixed windows in characters.")
+@click.option("--chunk-size", type=click.IntRange(min=1), help="Maximum chunk length in characters.")
+@click.option("--overlap", type=click.IntRange(min=0), help="Overlap of fixed windows in characters.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Text encoding of the files.")
 @click.pass_context
 def kb_ingest(ctx: click.Context, paths: tuple[Path, ...], name: str, chunker: str | None,

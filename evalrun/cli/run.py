@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from curate import CurateError, InputError, Releases, load_release, parse_ref, workspace_of
 from evalrun.cli.show import print_summary
@@ -57,23 +58,27 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Run folder (default: runs/NAME-vN-TIME).")
 @click.option("--resume", is_flag=True, help="Finish a run folder a kill interrupted.")
 @click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cutoffs for retrieval metrics.")
-@click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per item for the target.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds per item for the target.")
 @click.option("--precision-denominator", type=click.Choice(["k", "returned"]), default="k", show_default=True,
               help="Precision@K divides by K (trec_eval) or by the number returned when fewer.")
 @click.option("--oracle-context", is_flag=True, help="Diagnostic: give target.generate(question, context) the "
               "verified evidence as context.")
 @click.option("--allow-unchecked", is_flag=True, help="Run although the leakage check is missing or failed.")
-@click.option("--price-input", type=float, help="USD per million prompt tokens of the system (when traces give no cost).")
-@click.option("--price-output", type=float, help="USD per million completion tokens of the system.")
+@click.option("--price-input", type=click.FloatRange(min=0), help="USD per million prompt tokens of the system (when traces give no cost).")
+@click.option("--price-output", type=click.FloatRange(min=0), help="USD per million completion tokens of the system.")
 @WORKSPACE
 @click.pass_context
 def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, precision_denominator,
                 oracle_context, allow_unchecked, price_input, price_output, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart."""
-    settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout, oracle_context=oracle_context,
-                           allow_unchecked=allow_unchecked, precision_denominator=precision_denominator,
-                           price_input=price_input, price_output=price_output)
+    try:
+        settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
+                               oracle_context=oracle_context, allow_unchecked=allow_unchecked,
+                               precision_denominator=precision_denominator, price_input=price_input,
+                               price_output=price_output)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc) from None
     folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
                  resume=resume, settings=settings)
     print_summary(folder)

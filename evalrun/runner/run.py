@@ -81,6 +81,13 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
         raise InputError("--oracle-context needs a Python --target", field="oracle-context")
     release, items = load_release(Releases(workspace, name).path(version))
     gate = leakage_gate(workspace, release, release.kb_snapshot, settings.allow_unchecked)
+    # Everything that can be refused is refused before the run folder exists: a bad --traces file or
+    # target leaves nothing behind.
+    logged = logged_traces(traces) if traces is not None else None
+    call = None
+    if target is not None:
+        call = (http_target(target, settings.timeout) if target.startswith(("http://", "https://"))
+                else python_target(target, settings.oracle_context))
     folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     if folder.exists() and not resume and any(folder.iterdir()):
@@ -99,15 +106,12 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
         log = TraceLog(folder / TRACES)
         done = read_traces(folder / TRACES)
         todo = [i for i in items if i.id not in done]
-        if traces is not None:
-            logged = logged_traces(traces)
+        if logged is not None:
             for item in todo:
                 record = logged.get(item.id)
                 log.append(TraceRecord(item_id=item.id, trace=record) if record is not None
                            else TraceRecord(item_id=item.id, error=f"no trace for this item in {traces}"))
         else:
-            call = (http_target(target, settings.timeout) if target.startswith(("http://", "https://"))
-                    else python_target(target, settings.oracle_context))
             with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as workers, \
                     ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as calls:
                 futures = [workers.submit(_call, call, item, settings, calls) for item in todo]

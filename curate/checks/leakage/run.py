@@ -31,14 +31,17 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
                   semantic: bool = True) -> LeakReport:
     """Check the items `ref` names (NAME: the draft; NAME@vN: a release) against a snapshot
     (default: theirs); apply `fix`; record the result in the dataset (and, for a release, beside it)."""
-    with DatasetStore(workspace).writing(parse_ref(ref)[0]):
-        settings = settings or LeakSettings()
-        if fix is not None and fix not in FIXES:
-            raise InputError(f"unknown fix {fix!r} ({', '.join(FIXES)})", field="fix")
-        name, version = parse_ref(ref)
-        if fix == "quarantine" and version:
-            raise InputError("a release is immutable: quarantine items in the draft (check NAME, not NAME@vN)",
-                             field="fix")
+    settings = settings or LeakSettings()
+    for language, chars in settings.answer_min_chars.items():
+        if not isinstance(chars, int) or chars < 1:
+            raise InputError(f"must be a whole number >= 1, got {chars!r}", field=f"answer-min-chars-{language}")
+    if fix is not None and fix not in FIXES:
+        raise InputError(f"unknown fix {fix!r} ({', '.join(FIXES)})", field="fix")
+    name, version = parse_ref(ref)
+    if fix == "quarantine" and version:
+        raise InputError("a release is immutable: quarantine items in the draft (check NAME, not NAME@vN)",
+                         field="fix")
+    with DatasetStore(workspace).writing(name):
         items, _, own_snapshot = resolve_items(workspace, ref)
         index = KBIndex.open(workspace, kb or own_snapshot)
         docs = load_docs(workspace, name)

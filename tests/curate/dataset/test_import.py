@@ -91,7 +91,7 @@ def test_bad_lines_each_get_one_located_error(curate, handbook, tmp_path):
     assert lines[5] == f"error: {path}:7: field 'answerable': must be true or false, got 'maybe'"
     assert lines[6] == f"error: {path}:8: field 'reference_context_ids[0]': chunk 'no-such-chunk' is not in the KB snapshot"
     assert lines[7].startswith(f"error: {path}:9: field 'key_points[0].evidence_ids': evidence_ids must name")
-    assert lines[8] == "error: 8 invalid record(s); nothing was written (--skip-invalid imports the valid ones)"
+    assert lines[8] == "error: 8 invalid records; nothing was written (--skip-invalid imports the valid ones)"
     assert len(_items(curate.workspace)) == 5
     result = curate("import", path, "--dataset", "faq", "--source", "human", "--skip-invalid")
     assert result.stderr.count("skipped: ") == 8 and "skipped 8 invalid record(s)" in result.stderr
