@@ -40,7 +40,7 @@ from curate.errors import InputError  # noqa: E402
 from curate.judge.config import JudgeConfig, resolve  # noqa: E402
 from curate.records import KeyPoint  # noqa: E402
 from curate.workspace import init_workspace  # noqa: E402
-from tests.servers import LlamaServer, ScriptedServer  # noqa: E402
+from tests.support.servers import LlamaServer, ScriptedServer  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "consistency.json"
 DEFAULT_DATA = REPO.parent / "shared" / "data"
