@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/argilla_push.py
 	$(BIN)/python benchmarks/retrieval_metrics.py
 	$(BIN)/python benchmarks/evalrun_overhead.py
+	$(BIN)/python benchmarks/scoring_speed.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

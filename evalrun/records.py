@@ -9,6 +9,7 @@ and the benchmarks use:
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from curate import InputError, NotFound, Record, VersionedRecord, read_jsonl
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
+MAX_K = 1000  # retrieval arrays are (items, K): a larger cutoff is a typo, not a measurement
 
 
 # -- what the system under test returns -----------------------------------------------------------
@@ -41,14 +43,18 @@ class Usage(BaseModel):
 
 class Trace(BaseModel):
     """One question's trace: candidates before rerank/filter/truncation, the final context in order,
-    the answer, citations, latency per stage, token usage, the run mode and any error."""
+    the answer, citations, latency per stage, token usage, the run mode and any error.
+
+    Keys a trace may not hold are not dropped here: `trace_from` reports them (`unknown_keys`)."""
 
     model_config = ConfigDict(extra="ignore")
     schema_version: int = Field(1, description="Version of the trace schema.")
     item_id: str = Field(description="The evaluation item this trace answers.")
     question: str = Field(description="The question as sent.")
     candidates: list[Passage] = Field(default_factory=list, description="Retrieved chunks, best first.")
-    context: list[Passage] = Field(default_factory=list, description="Chunks sent to the model, in order.")
+    context: list[Passage] | None = Field(None, description="Chunks sent to the model, in order; None (the key "
+                                          "left out) when the system does not report its context, which is "
+                                          "not the same as an empty context.")
     answer: str | None = Field(None, description="The system's answer; None when it produced none.")
     citations: list[str] = Field(default_factory=list, description="Chunk ids the answer cites.")
     latency_ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage; 'total' too.")
@@ -56,7 +62,6 @@ class Trace(BaseModel):
     mode: Literal["normal", "degraded", "diagnostic"] = Field("normal", description="How the system ran.")
     refused: bool | None = Field(None, description="True when the system said it cannot answer.")
     error: str | None = Field(None, description="Why the system failed on this question, if it did.")
-    trec: bool = Field(False, description="True for a line of a TREC run: candidates only, no context or answer.")
 
     @field_validator("candidates", "context", mode="before")
     @classmethod
@@ -71,12 +76,35 @@ class Trace(BaseModel):
         return bool(self.refused) or not (self.answer or "").strip()
 
 
+TRACE_KEYS = frozenset(Trace.model_fields)
+
+
+def unknown_keys(data: dict) -> list[str]:
+    """Return a trace's keys that are no field of a trace, each with the field it was probably meant
+    to be ("contexts (did you mean context?)").
+
+    >>> unknown_keys({"answer": "x", "contexts": [], "latency": 3, "zzz": 1})
+    ['contexts (did you mean context?)', 'latency (did you mean latency_ms?)', 'zzz']
+    """
+    found = []
+    for key in data:
+        if key in TRACE_KEYS:
+            continue
+        text = str(key)
+        close = difflib.get_close_matches(text.lower(), sorted(TRACE_KEYS), n=1, cutoff=0.6)
+        if not close:
+            close = [k for k in sorted(TRACE_KEYS) if len(text) >= 4 and k.startswith(text.lower())][:1]
+        found.append(f"{text} (did you mean {close[0]}?)" if close else text)
+    return found
+
+
 def trace_from(data: Any, *, item_id: str, question: str, where: str = "trace") -> Trace:
-    """Return the trace a system returned, or raise InputError naming the bad field."""
+    """Return the trace a system returned, or raise InputError naming the bad field. Unknown keys
+    are left for the caller to report (`unknown_keys`)."""
     if not isinstance(data, dict):
         raise InputError(f"must be a JSON object, got {type(data).__name__}", file=where)
     try:
-        return Trace.model_validate({"item_id": item_id, "question": question, **data})
+        return Trace.model_validate({**data, "item_id": item_id, "question": question})
     except ValidationError as exc:
         raise InputError.from_validation(exc, file=where) from None
 
@@ -86,17 +114,29 @@ def trace_from(data: Any, *, item_id: str, question: str, where: str = "trace") 
 class TraceRecord(VersionedRecord):
     """One line of traces.jsonl: what the system returned for one item, or why it returned nothing."""
 
+    SCHEMA = 2
     item_id: str = Field(description="The item.")
+    kind: Literal["trace", "trec"] = Field("trace", description="trace: a system's trace; trec: one query of a "
+                                           "TREC run (candidates only: no context, no answer).")
     trace: Any = Field(None, description="The system's trace as it returned it (checked when scored: a value that "
                        "is not a trace is that item's problem, not the run's).")
     error: str | None = Field(None, description="Why there is no trace: the target raised, timed out, ...")
     elapsed_ms: float | None = Field(None, description="How long the failed call took.")
 
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Schema 1 marked a TREC line inside the trace ("trec": true)."""
+        trace = data.get("trace")
+        if isinstance(trace, dict) and trace.get("trec") is True:
+            trace = {k: v for k, v in trace.items() if k != "trec"}
+            return {**data, "trace": trace, "kind": "trec"}
+        return data
+
 
 class RunSettings(Record):
     """How a run is made and scored."""
 
-    ks: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
+    ks: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
                                                   description="Cutoffs K of the retrieval metrics.")
     concurrency: int = Field(4, ge=1, description="Calls to the target at once.")
     timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="Seconds per call to the target.")
@@ -108,6 +148,9 @@ class RunSettings(Record):
                                        description="USD per million completion tokens of the system.")
     oracle_context: bool = Field(False, description="Diagnostic: the verified evidence given as the context.")
     allow_unchecked: bool = Field(False, description="Run although the leakage check is missing or failed.")
+    exclude_errors: bool = Field(False, description="Leave items whose target failed out of the metrics (listed "
+                                 "as unscored) instead of scoring them as a system that returned nothing.")
+    max_response_bytes: int = Field(10_000_000, ge=1, description="Largest HTTP response body a target may send.")
 
 
 class LeakageGate(Record):
@@ -152,6 +195,8 @@ class RunManifest(VersionedRecord):
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 
+    SCHEMA = 2  # 2: failed, apart
+
     item_id: str = Field(description="The item.")
     answerable: bool = Field(description="Whether the item is answerable.")
     values: dict[str, float] = Field(default_factory=dict, description="Metric -> value.")
@@ -159,6 +204,13 @@ class ItemScores(VersionedRecord):
     attribution: list[str] = Field(default_factory=list, description="Where the item failed: retrieval_miss, ...")
     problems: list[str] = Field(default_factory=list, description="What went wrong with its trace.")
     generation: dict[str, Any] | None = Field(None, description="The judge's details: claims, citations.")
+    failed: str | None = Field(None, description="Why the target failed on this item (no trace, an error, a bad "
+                               "trace); its metrics then score a system that returned nothing, or are unscored "
+                               "with --exclude-errors.")
+    refusal: str | None = Field(None, description="How the answer was taken for a refusal: the trace's refused "
+                                "flag, an empty answer, or a refusal phrase (lexical).")
+    apart: str | None = Field(None, description="Why this item is scored apart from every subset (its evidence "
+                              "is in documents the leakage check excluded).")
 
 
 class MetricSummary(Record):
@@ -166,7 +218,11 @@ class MetricSummary(Record):
 
     n: int = Field(description="Items with a value.")
     mean: float | None = Field(description="Mean of the values; None when no item has one.")
-    ci95: tuple[float, float] | None = Field(None, description="95% bootstrap interval of the mean (n >= 2).")
+    ci95: tuple[float, float] | None = Field(None, description="95% interval of the mean (see ci_method).")
+    ci_method: Literal["bootstrap", "wilson"] | None = Field(
+        None, description="bootstrap: percentile interval over the subset's shared resamples; wilson: Wilson "
+        "score interval, for 0/1 values on small subsets or when all values are equal.")
+    failed: int = Field(0, description="Of the n items, those whose target failed (scored as returning nothing).")
     unscored: dict[str, int] = Field(default_factory=dict, description="Items without a value, by reason.")
 
 
@@ -215,6 +271,8 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
+    SCHEMA = 2  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision
+
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")
     items: int = Field(description="Items in the release.")
@@ -223,9 +281,13 @@ class RunSummary(VersionedRecord):
     leakage_gate: LeakageGate = Field(description="The leakage gate's decision.")
     problems: dict[str, int] = Field(default_factory=dict, description="Trace problems, by kind.")
     unscored_items: int = Field(0, description="Items with at least one unscored metric.")
+    failed_items: dict[str, int] = Field(default_factory=dict, description="Items whose target failed, by reason.")
+    apart: dict[str, list[str]] = Field(default_factory=dict, description="Items scored apart (metrics under "
+                                        "'apart: <reason>', not in 'all' or any subset), by reason.")
     metrics: dict[str, dict[str, MetricSummary]] = Field(
         default_factory=dict, description="Subset label ('all', 'qtype=single', ...) -> metric -> summary.")
-    context_loss: dict[str, float] = Field(default_factory=dict, description="Candidates minus context, per metric@K.")
+    context_loss: dict[str, float] = Field(default_factory=dict, description="Candidates minus context, per metric@K: the mean "
+                                        "over the items that have both values.")
     end_to_end: EndToEnd = Field(default_factory=EndToEnd, description="Latency, tokens, cost.")
     attribution: dict[str, int] = Field(default_factory=dict, description="Items per failure attribution.")
     layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")

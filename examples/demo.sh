@@ -56,4 +56,7 @@ WSDIR="$PWD"
 # the target is imported from the project folder (examples.baseline.rag)
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-baseline" --workspace "$WSDIR")
+echo; echo "== evalrun show: the context's recall and the lexical answer metrics per question type"
+evalrun show runs/handbook-v2-baseline --by qtype --metric 'context/recall@5' --metric 'lexical/*'
+echo; evalrun show runs/handbook-v2-baseline --failures --attribution context_cut
 echo; echo "workspace: $WSDIR"

@@ -155,7 +155,7 @@ def test_bad_jsonl_document_is_one_line_and_writes_nothing(handbook, tmp_path, c
 def test_trec_doc_ids_keep_unicode_blanks_and_scores_must_be_finite(tmp_path):
     path = tmp_path / "run.trec"
     path.write_text(f"q1 Q0 doc{ODD}\u00a0a 1 2.5 bm25\nq1 Q0 b 2 1.5 bm25\n", encoding="utf-8")
-    assert logged_traces(path)["q1"]["candidates"] == [f"doc{ODD}\u00a0a", "b"]
+    assert logged_traces(path).traces["q1"]["candidates"] == [f"doc{ODD}\u00a0a", "b"]
     path.write_text("q1 Q0 a 1 2.5 bm25\nq1 Q0 b 2 nan bm25\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"run.trec:2: field 'score': score nan is not a finite number"):
         logged_traces(path)

@@ -58,8 +58,14 @@ class ToolGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            if not str(exc):  # a bare Ctrl-C: main says "interrupted"
+                raise
+            # one that says how to go on (an interrupted run names the command that finishes it)
+            click.echo(f"interrupted: {_one_line(exc)}", err=True)
+            ctx.exit(getattr(exc, "exit_code", 130))
         except InvalidRecords as exc:
             if debug_enabled(ctx):
                 raise

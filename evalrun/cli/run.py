@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from curate import CurateError, InputError, Releases, load_release, parse_ref, workspace_of
 from evalrun.cli.show import print_summary
-from evalrun.records import RunSettings
+from evalrun.records import MAX_K, RunSettings
 from evalrun.runner import run
 from evalrun.scoring.trec import export_run
 
@@ -29,6 +29,9 @@ def parse_ks(text: str) -> list[int]:
         cutoffs = []
     if not cutoffs or min(cutoffs) < 1:
         raise InputError(f"--k {text!r}: give positive whole numbers, e.g. 1,3,5,10")
+    if max(cutoffs) > MAX_K:
+        raise InputError(f"--k {text!r}: at most {MAX_K} (a larger cutoff is a typo, not a measurement), "
+                         f"e.g. 1,3,5,10")
     return cutoffs
 
 
@@ -59,22 +62,34 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 @click.option("--resume", is_flag=True, help="Finish a run folder a kill interrupted.")
 @click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cutoffs for retrieval metrics.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds per item for the target.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per item for the target, from the moment its call starts.")
+@click.option("--max-response-bytes", type=click.IntRange(min=1), default=RunSettings().max_response_bytes,
+              show_default=True, help="Largest response body an HTTP target may send; a larger one fails that item.")
 @click.option("--precision-denominator", type=click.Choice(["k", "returned"]), default="k", show_default=True,
               help="Precision@K divides by K (trec_eval) or by the number returned when fewer.")
 @click.option("--oracle-context", is_flag=True, help="Diagnostic: give target.generate(question, context) the "
               "verified evidence as context.")
 @click.option("--allow-unchecked", is_flag=True, help="Run although the leakage check is missing or failed.")
+@click.option("--exclude-errors", is_flag=True, help="Leave items whose target failed out of every metric (listed "
+              "as unscored with the reason) instead of scoring them as a system that returned nothing.")
 @click.option("--price-input", type=click.FloatRange(min=0), help="USD per million prompt tokens of the system (when traces give no cost).")
 @click.option("--price-output", type=click.FloatRange(min=0), help="USD per million completion tokens of the system.")
 @WORKSPACE
 @click.pass_context
-def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, precision_denominator,
-                oracle_context, allow_unchecked, price_input, price_output, command_workspace) -> None:
-    """Run a RAG system over a release and score every layer apart."""
+def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, max_response_bytes,
+                precision_denominator, oracle_context, allow_unchecked, exclude_errors, price_input, price_output,
+                command_workspace) -> None:
+    """Run a RAG system over a release and score every layer apart.
+
+    Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
+    resumed run is scored with the settings it was started with (K, precision, --exclude-errors,
+    prices: its manifest's)."""
     try:
         settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
+                               max_response_bytes=max_response_bytes,
                                oracle_context=oracle_context, allow_unchecked=allow_unchecked,
+                               exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
                                price_output=price_output)
     except ValidationError as exc:

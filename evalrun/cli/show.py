@@ -1,24 +1,39 @@
-"""Terminal views of a run: the summary, and the items behind each failure attribution."""
+"""Terminal views of a run: the summary, each metric per subset, and the items behind each failure
+attribution."""
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 from pathlib import Path
 
 import click
 
-from curate import NotFound, console, table
-from evalrun.records import MetricSummary, read_run
+from curate import InputError, NotFound, console, table
+from evalrun.records import MetricSummary, RunSummary, read_run
+
+SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
+ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
+                "false_refusal", "false_answer")
+INTERVALS = ("95% CI: a percentile bootstrap over resamples shared by a subset's metrics; W: a Wilson interval "
+             "(0/1 values on fewer than 100 items, or all equal)")
+OTHER = ("context/key_point_coverage", "lexical/", "generation/", "unanswerable/", "success")
 
 
 def _fmt(summary: MetricSummary | None) -> tuple:
+    """Return (mean, 95% CI, n) as printed: n says how many failed and how many are unscored."""
     if not summary:
         return ("", "", "")
     unscored = sum(summary.unscored.values())
+    notes = [f"{summary.failed} failed"] if summary.failed else []
+    if unscored:
+        notes.append(f"+{unscored} unscored")
+    n = f"{summary.n}" + (f" ({', '.join(notes)})" if notes else "")
     if summary.mean is None:
-        return ("unscored", "", f"0 (+{unscored} unscored)")
+        return ("unscored", "", n)
     ci = summary.ci95
-    return (f"{summary.mean:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "",
-            f"{summary.n}" + (f" (+{unscored} unscored)" if unscored else ""))
+    mark = " W" if summary.ci_method == "wilson" else ""
+    return (f"{summary.mean:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]{mark}" if ci else "", n)
 
 
 def _scored(folder: Path):
@@ -29,40 +44,73 @@ def _scored(folder: Path):
     return run
 
 
+def _retrieval_names(metrics: dict[str, MetricSummary]) -> list[str]:
+    """Return the retrieval metric names (without the layer) in display order: by metric, then K."""
+    names = {n.split("/", 1)[1] for n in metrics if n.startswith(("candidates/", "context/"))
+             and "@" in n}
+    return sorted(names, key=lambda n: (n.split("@")[0], int(n.split("@")[1])))
+
+
+def _other_names(metrics: dict[str, MetricSummary]) -> list[str]:
+    """Return the non-retrieval metric names in display order."""
+    return [n for prefix in OTHER for n in sorted(metrics) if n.startswith(prefix) or n == prefix]
+
+
+def _headline(summary: RunSummary) -> list[str]:
+    """Return the lines that come before any number: what ran, and everything that was not scored."""
+    run = summary.run
+    lines = [("DIAGNOSTIC RUN (oracle context) — " if run.diagnostic else "")
+             + f"{run.dataset}@{run.version} against {run.kb_snapshot}: {summary.items} items "
+             f"({summary.answerable} answerable, {summary.unanswerable} unanswerable); target {run.target}"]
+    failed = sum(summary.failed_items.values())
+    if failed:
+        how = ", ".join(f"{n} {why}" for why, n in sorted(summary.failed_items.items()))
+        lines.append(f"[bold]{failed} items whose target failed[/bold] ({how}): "
+                     + ("left out of every metric (--exclude-errors)" if _excluded(summary) else
+                        "scored as a system that returned nothing; 'n (k failed)' below counts them"))
+    if summary.unscored_items or summary.problems:
+        problems = ", ".join(f"{n} {k}" for k, n in sorted(summary.problems.items()))
+        lines.append(f"[bold]{summary.unscored_items} items have unscored metrics[/bold]"
+                     + (f"; problems: {problems}" if problems else ""))
+    for label, ids in summary.apart.items():
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        lines.append(f"[bold]{len(ids)} items scored apart ({label})[/bold], in no other figure: {shown}")
+    gate = summary.leakage_gate
+    if gate.status != "clean":
+        lines.append(f"[bold]LEAKAGE UNCHECKED (--allow-unchecked): {gate.problem}[/bold]")
+    lines.append(f"generation layer: {summary.layers.get('generation')}")
+    return lines
+
+
+def _excluded(summary: RunSummary) -> bool:
+    overall = summary.metrics.get("all", {})
+    return any(reason.startswith("target failed, left out") for m in overall.values() for reason in m.unscored)
+
+
 def print_summary(folder: Path) -> None:
     """Print the summary: what was unscored comes first, then the layers."""
     summary = _scored(folder).summary
     out = console()
-    run = summary.run
-    first = (f"{run.dataset}@{run.version} against {run.kb_snapshot}: {summary.items} items "
-             f"({summary.answerable} answerable, {summary.unanswerable} unanswerable); target {run.target}")
-    out.print(("DIAGNOSTIC RUN (oracle context) — " if run.diagnostic else "") + first)
-    if summary.unscored_items or summary.problems:
-        problems = ", ".join(f"{n} {k}" for k, n in summary.problems.items())
-        out.print(f"[bold]{summary.unscored_items} items have unscored metrics[/bold]"
-                  + (f"; problems: {problems}" if problems else ""))
-    gate = summary.leakage_gate
-    if gate.status != "clean":
-        out.print(f"[bold]LEAKAGE UNCHECKED (--allow-unchecked): {gate.problem}[/bold]")
-    out.print(f"generation layer: {summary.layers.get('generation')}")
+    for line in _headline(summary):
+        out.print(line)
     overall = summary.metrics.get("all", {})
-    names = sorted({n.split("/", 1)[1] for n in overall if n.startswith(("candidates/", "context/"))},
-                   key=lambda n: (n.split("@")[0], int(n.split("@")[1]) if "@" in n else 0))
     rows = []
-    for name in names:
-        cand, ctx = overall.get(f"candidates/{name}"), overall.get(f"context/{name}")
+    for name in _retrieval_names(overall):
         loss = summary.context_loss.get(name)
-        rows.append((name, *_fmt(cand), *_fmt(ctx), "" if loss is None else f"{loss:+.3f}"))
+        rows.append((name, *_fmt(overall.get(f"candidates/{name}")), *_fmt(overall.get(f"context/{name}")),
+                     "" if loss is None else f"{loss:+.3f}"))
     out.print(table("retrieval (answerable items)", ("metric", "candidates", "95% CI", "n", "context", "95% CI", "n",
                                                      "lost"), rows))
-    others = [(name, *_fmt(v)) for name, v in overall.items()
-              if name.startswith(("unanswerable/", "generation/")) or name in ("success", "context/key_point_coverage")]
-    out.print(table("other measures", ("metric", "mean", "95% CI", "n"), others))
+    out.print(table("other measures (lexical/: string match, no judge)", ("metric", "mean", "95% CI", "n"),
+                    [(name, *_fmt(overall[name])) for name in _other_names(overall)]))
+    out.print(INTERVALS)
     e2e = summary.end_to_end
     if e2e.latency_ms:
         out.print(table("latency (ms)", ("stage", "n", "p50", "p95", "max"),
-                        [(stage, v.n, v.p50, v.p95, v.max) for stage, v in e2e.latency_ms.items() if v]))
-    out.print(f"system tokens: {e2e.system_tokens}; system cost: {e2e.system_cost}")
+                        [(stage, v.n, f"{v.p50:.1f}", f"{v.p95:.1f}", f"{v.max:.1f}")
+                         for stage, v in e2e.latency_ms.items() if v]))
+    cost = "unknown" if e2e.system_cost is None else f"{e2e.system_cost:.4f} USD"
+    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}")
     judge = summary.judge
     if judge is not None and judge.status == "scored":
         out.print(f"judge (apart from the system): {judge.requests} requests, {judge.cache_hits} from cache, "
@@ -72,22 +120,70 @@ def print_summary(folder: Path) -> None:
               else "failure attribution: none")
 
 
-def print_failures(folder: Path) -> None:
-    """Print every item with a failure attribution or a problem, and why."""
-    rows = [(row.item_id, ", ".join(row.attribution), "; ".join(row.problems)[:100])
-            for row in _scored(folder).scores if row.attribution or row.problems]
-    console().print(table(f"{len(rows)} items with failures", ("item", "attribution", "problems"), rows))
+def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
+    """Print every metric (or those matching one of the globs `metrics`) per subset of `field`, beside
+    all items."""
+    summary = _scored(folder).summary
+    labels = [label for label in summary.metrics if label.split("=", 1)[0] == field]
+    if not labels:
+        have = sorted({label.split("=", 1)[0] for label in summary.metrics if "=" in label})
+        raise InputError(f"this run has no subsets by {field} (it has: {', '.join(have) or 'none'})", field="by")
+    overall = summary.metrics.get("all", {})
+    names = ([f"{layer}/{n}" for n in _retrieval_names(overall) for layer in ("candidates", "context")]
+             + _other_names(overall))
+    if metrics:
+        for pattern in metrics:
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                raise InputError(f"no metric matches {pattern!r} (e.g. 'context/recall@*', 'lexical/*')",
+                                 field="metric")
+        names = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in metrics)]
+    rows = []
+    for name in names:
+        rows.append((name, "all", *_fmt(overall.get(name))))
+        rows.extend((name, label.split("=", 1)[1], *_fmt(summary.metrics[label].get(name)))
+                    for label in labels if name in summary.metrics[label])
+    out = console()
+    for line in _headline(summary):
+        out.print(line)
+    out.print(table(f"every metric by {field}", ("metric", field, "mean", "95% CI", "n"), rows))
+    out.print(INTERVALS)
+
+
+def print_failures(folder: Path, attribution: str | None = None) -> None:
+    """Print every item with a failure attribution or a problem (or only those of `attribution`), and why."""
+    if attribution is not None and attribution not in ATTRIBUTIONS:
+        close = difflib.get_close_matches(attribution, ATTRIBUTIONS, n=1)
+        raise InputError(f"unknown attribution {attribution!r}" + (f" (did you mean {close[0]}?)" if close else "")
+                         + f"; one of {', '.join(ATTRIBUTIONS)}", field="attribution")
+    rows = [(row.item_id, ", ".join(row.attribution), "; ".join(([row.apart] if row.apart else []) + row.problems)[:100])
+            for row in _scored(folder).scores
+            if (attribution in row.attribution if attribution else row.attribution or row.problems or row.apart)]
+    title = f"{len(rows)} items " + (f"with {attribution}" if attribution else "with failures")
+    console().print(table(title, ("item", "attribution", "problems"), rows))
 
 
 @click.command()
 @click.argument("run_folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--by", "by", type=click.Choice(SUBSET_FIELDS), help="Every metric per subset of this field, with n "
+              "and 95% CI.")
+@click.option("--metric", "metrics", multiple=True, help="With --by: only metrics matching this glob, e.g. "
+              "'context/recall@*' (repeatable).")
 @click.option("--failures", is_flag=True, help="List the items behind each failure attribution.")
+@click.option("--attribution", type=click.Choice(ATTRIBUTIONS), help="With --failures: only items of this "
+              "attribution.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def show(run_folder: Path, failures: bool, as_json: bool) -> None:
+def show(run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: bool, attribution: str | None,
+         as_json: bool) -> None:
     """Print a run's summary: unscored items first, retrieval per layer, end to end, attribution."""
+    if attribution and not failures:
+        raise InputError("--attribution filters --failures: pass both", field="attribution")
+    if metrics and not by:
+        raise InputError("--metric filters --by: pass both", field="metric")
     if as_json:
         click.echo(_scored(run_folder).summary.model_dump_json(indent=2))
     elif failures:
-        print_failures(run_folder)
+        print_failures(run_folder, attribution)
+    elif by:
+        print_by(run_folder, by, metrics)
     else:
         print_summary(run_folder)

@@ -40,8 +40,9 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, 
     - `qrels`: {query id: {group id: grade}}, grade 0, 1 or 2; R = the groups with grade >= 1.
     - `run`: {query id: [retrieved ids, best first]}.
     - `groups`: {query id: {retrieved id: group id}}; the run's ids are mapped to their evidence
-      group (an unmapped id stands for itself) and de-duplicated keeping the first, so a second
-      copy of one evidence neither counts twice nor takes a rank. S_K = the first K left.
+      group (an unmapped id stands for itself). S_K = the first K ranks; a rank holding a group
+      already seen higher up counts as not relevant (a second copy of one evidence never counts
+      twice, and it takes the rank it was given).
     - `precision_denominator`: "k" divides |R ∩ S_K| by K (trec_eval, ranx: returning fewer
       than K items costs precision); "returned" divides by min(K, |S|), and a query that
       returned nothing then gets None for precision@K (undefined, not 0).
@@ -55,8 +56,10 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, 
     >>> scores = retrieval_metrics(qrels, run, ks=(2,), groups={"q1": {"e1-copy": "e1"}})
     >>> list(scores)  # q3 has no relevant evidence
     ['q1', 'q2']
-    >>> scores["q1"]["recall@2"], scores["q1"]["precision@2"], scores["q1"]["mrr@2"]  # S = c9 e1 e2
+    >>> scores["q1"]["recall@2"], scores["q1"]["precision@2"], scores["q1"]["mrr@2"]  # S_2 = c9 e1
     (0.5, 0.5, 0.5)
+    >>> retrieval_metrics(qrels, run, ks=(4,), groups={"q1": {"e1-copy": "e1"}})["q1"]["precision@4"]  # c9 e1 (e1) e2
+    0.5
     >>> sorted(scores["q1"])
     ['hit_rate@2', 'mrr@2', 'ndcg@2', 'precision@2', 'recall@2']
     """

@@ -15,7 +15,7 @@ def precision(gains: np.ndarray, k: int, n_returned: np.ndarray | None = None) -
     - `n_returned=None` (the default, trec_eval's `P_K` and ranx's `precision@K`):
       Precision@K = |R ∩ S_K| / K. The missing ranks count as misses, so a system is not
       rewarded for returning less.
-    - `n_returned` given (|S| per query, de-duplicated): Precision@K = |R ∩ S_K| / min(K, |S|),
+    - `n_returned` given (|S| per query, every rank returned): Precision@K = |R ∩ S_K| / min(K, |S|),
       the share of what was actually returned (ranx's `precision` and trec_eval's `set_P` on
       S_K). A query that returned nothing has no such share: its value is NaN ("undefined",
       never 0).

@@ -5,9 +5,12 @@ Rules, from ../shared/DESIGN.md ("Metric definitions (retrieval)"):
 - R, the relevant set of a query, is its qrels entries with grade >= 1 (grade 0 is "judged, not
   relevant"). A query whose R is empty is not scored; it gets no row.
 - S, the retrieved list, is the run's ids in rank order, each mapped to its evidence group when
-  `groups` maps it (an unmapped id stands for itself), then de-duplicated keeping the first
-  occurrence: finding two copies of one evidence counts once, and a copy does not push the
-  items below it down a rank. S_K is the first K of S.
+  `groups` maps it (an unmapped id stands for itself). S_K is the first K ranks of S, as the
+  system returned them: copies are collapsed only after the cut, so a rank that holds a group
+  already seen higher up (a second copy of one evidence, or one id repeated) stays a rank and
+  counts as not relevant. Finding two copies of one evidence counts once, and a copy inside
+  the first K takes a place a different chunk could have had; what lies below rank K never
+  counts at K.
 - A query is scored when it is in the run and its R is non-empty, as trec_eval does: a query the
   run leaves out, or one with no relevant evidence, is the caller's to report apart. An empty
   list in the run is scored (it retrieved nothing).
@@ -63,8 +66,8 @@ def prepare(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[s
     ...                  groups={"q1": {"e1-copy": "e1"}})
     >>> arrays.query_ids  # q2 has no relevant evidence: not scored
     ['q1']
-    >>> arrays.gains.tolist(), arrays.ideal_gains.tolist()  # S = [c7, e1, e2]: e1's copy counted once
-    ([[0, 2, 1]], [[2, 1, 0]])
+    >>> arrays.gains.tolist(), arrays.ideal_gains.tolist()  # S_3 = c7 e1 (e1): the copy at rank 3 counts 0
+    ([[0, 2, 0]], [[2, 1, 0]])
     >>> arrays.n_relevant.tolist(), arrays.n_returned.tolist()
     ([2], [3])
     """
@@ -89,7 +92,7 @@ def prepare(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[s
             raise MetricInputError(f"expected a list of ids in rank order, got {type(retrieved).__name__}",
                                    field=f"run[{query_id!r}]")
         mapping = groups.get(query_id) if groups else None
-        top = _distinct_top(retrieved, mapping, max_k, query_id)
+        top = _top_groups(retrieved, mapping, max_k, query_id)
         row = len(query_ids)
         for group_id, grade in judged.items():
             if grade.__class__ is not int:  # bool and float are refused too
@@ -124,22 +127,29 @@ def prepare(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[s
                         n_returned=np.asarray(returned, dtype=np.int64))
 
 
-def _distinct_top(retrieved: Sequence[str], mapping: Mapping[str, str] | None, max_k: int,
-                  query_id: str) -> Sequence[str]:
-    """Return the first `max_k` distinct groups of `retrieved`, in rank order."""
+def _top_groups(retrieved: Sequence[str], mapping: Mapping[str, str] | None, max_k: int,
+                  query_id: str) -> list[str | None]:
+    """Return the first `max_k` ranks of `retrieved` as groups, a rank whose group was seen higher up
+    replaced by None (it counts as not relevant).
+
+    >>> _top_groups(["a#1", "x", "a#2", "b", "c"], {"a#1": "a", "a#2": "a"}, 4, "q")
+    ['a', 'x', None, 'b']
+    """
     if mapping is not None and not isinstance(mapping, Mapping):
         raise MetricInputError(f"expected {{retrieved id: group id}}, got {type(mapping).__name__}",
                                field=f"groups[{query_id!r}]")
-    # Most runs hold no duplicate among their first max_k: then those are S_max_k as they stand,
-    # and the (long) rest of the list is never looked at.
     try:
         head = retrieved[:max_k]
         if mapping:
             head = list(map(mapping.get, head, head))
-        if len(set(head)) == len(head):
-            return head
-        every = list(map(mapping.get, retrieved, retrieved)) if mapping else retrieved
-        return list(dict.fromkeys(every))[:max_k]
+        if len(set(head)) == len(head):  # most runs: no copy among the first max_k
+            return list(head)
+        seen: set[str] = set()
+        top: list[str | None] = []
+        for group in head:
+            top.append(None if group in seen else group)
+            seen.add(group)
+        return top
     except TypeError:
         raise MetricInputError("retrieved ids must be strings", field=f"run[{query_id!r}]") from None
 

@@ -1,11 +1,22 @@
 """`evalrun run`: call the system under test for every item of a release, appending each trace
-atomically, then score. A run killed at any point resumes where it stopped (`--resume`)."""
+atomically, then score. A run killed at any point resumes where it stopped (`--resume`).
+
+Ctrl-C, and SIGTERM while a run is calling its target, stop it cleanly: no new call starts, the
+calls in flight are left unrecorded (they run again on `--resume`), traces.jsonl keeps whole lines
+only, the run folder's lock is let go of, and `RunInterrupted` says how many items are done and the
+command that finishes the run (exit 130 on Ctrl-C, 143 on SIGTERM)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
+import shlex
+import signal
+import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -23,12 +34,62 @@ from curate import (
     resolve_judge,
     writing,
 )
-from evalrun.records import MANIFEST, TRACES, RunManifest, RunSettings, TraceRecord, read_traces
+from evalrun.records import (
+    MANIFEST,
+    TRACES,
+    RunManifest,
+    RunSettings,
+    TraceRecord,
+    read_traces,
+)
 from evalrun.runner.gate import leakage_gate
-from evalrun.runner.targets import Target, describe, http_target, logged_traces, python_target
+from evalrun.runner.scheduler import Calls, Finished, TooManyHung
+from evalrun.runner.targets import (
+    LoggedTraces,
+    Target,
+    TargetFailed,
+    Unholdable,
+    describe,
+    http_target,
+    json_value,
+    logged_traces,
+    python_target,
+)
 from evalrun.runner.trace_log import TraceLog
 from evalrun.scoring import score_run
 from evalrun.scoring.generation_prompts import GENERATION
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a run; the message says how many items are done and the command
+    that finishes the run. A KeyboardInterrupt, so that whatever stops on Ctrl-C stops on it."""
+
+    def __init__(self, message: str, exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread while a run calls its target."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_stops_cleanly() -> Iterator[None]:
+    """Within the block, SIGTERM stops the run as Ctrl-C does; left alone where signals cannot be
+    handled (not the main thread) or where someone else already handles it."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _oracle_context(item: EvalItem) -> list[dict]:
@@ -36,18 +97,44 @@ def _oracle_context(item: EvalItem) -> list[dict]:
             for e in item.evidence if e.grade > 0]
 
 
-def _call(target: Target, item: EvalItem, settings: RunSettings, pool: ThreadPoolExecutor) -> TraceRecord:
-    """Return the trace record of one item: the target's trace, or the error that stopped it."""
-    started = time.perf_counter()
+def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecord:
+    """Return the trace record of one call (in the call's own thread): what the target returned,
+    checked to be JSON before pydantic could turn a set into a list or a datetime into a string,
+    with latency_ms.total the call's time unless the trace reports its own."""
     context = _oracle_context(item) if settings.oracle_context else None
-    future = pool.submit(target, item.id, item.question, context)
+    started = time.perf_counter()
+    returned = target(item.id, item.question, context)
+    total = (time.perf_counter() - started) * 1000
+    trace = json_value(returned)  # a copy: setting the latency below leaves the target's object alone
+    if isinstance(trace, dict) and isinstance(trace.setdefault("latency_ms", {}), dict):
+        trace["latency_ms"].setdefault("total", total)
+    return TraceRecord(item_id=item.id, trace=trace)
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _failure(exc: BaseException) -> str:
+    """Return why a call failed, in one line of valid text, whatever the exception holds."""
     try:
-        return TraceRecord(item_id=item.id, trace=future.result(timeout=settings.timeout))
-    except FutureTimeout:
-        return TraceRecord(item_id=item.id, error=f"target timed out after {settings.timeout:g} s")
-    except Exception as exc:  # the system under test failed on this item: data, not a crash
-        return TraceRecord(item_id=item.id, error=f"target raised {type(exc).__name__}: {str(exc)[:200]}",
-                           elapsed_ms=(time.perf_counter() - started) * 1000)
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails still fails the item
+        message = "(its message cannot be printed)"
+    if isinstance(exc, TargetFailed):
+        return _printable(message[:300])
+    return _printable(f"target raised {type(exc).__name__}" + (f": {message[:200]}" if message else ""))
+
+
+def _record(finished: Finished[EvalItem], settings: RunSettings) -> TraceRecord:
+    """Return the trace record of one ended call: its trace, or why it has none."""
+    if finished.timed_out:
+        error = f"target timed out after {settings.timeout:g} s"
+    elif finished.error is not None:
+        error = _failure(finished.error)
+    else:
+        return finished.value
+    return TraceRecord(item_id=finished.item.id, error=error, elapsed_ms=finished.seconds * 1000)
 
 
 def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, description: str, settings: RunSettings,
@@ -68,6 +155,55 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
                        leakage_gate=gate, packages=versions, started_at=now())
 
 
+def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: Path | None, folder: Path,
+                   settings: RunSettings) -> str:
+    """Return the `evalrun run ... --resume` command that finishes the run in `folder` as it was
+    started (the calls' settings; K, prices and the rest are the manifest's)."""
+    args = ["evalrun", "run", "--dataset", ref, *(["--target", target] if target else ["--traces", str(traces)]),
+            "--out", str(folder), "--resume"]
+    defaults = RunSettings()
+    for option, field in (("--concurrency", "concurrency"), ("--timeout", "timeout"),
+                          ("--max-response-bytes", "max_response_bytes")):
+        if getattr(settings, field) != getattr(defaults, field):
+            args += [option, repr(getattr(settings, field))]
+    args += [flag for flag, on in (("--oracle-context", settings.oracle_context),
+                                   ("--allow-unchecked", settings.allow_unchecked),
+                                   ("--exclude-errors", settings.exclude_errors)) if on]
+    return shlex.join([*args, "--workspace", str(workspace.root)])
+
+
+def _call_target(call: Target, todo: list[EvalItem], settings: RunSettings, log: TraceLog) -> None:
+    """Call the target for every item of `todo`, appending each record as its call ends."""
+    calls = Calls(lambda item: _traced(call, item, settings), concurrency=settings.concurrency,
+                  timeout=settings.timeout)
+    failed = [0]  # read by the progress bar's status after every item
+    for finished in progress(calls.run(todo), "running the target", unit="item", total=len(todo),
+                             status=lambda: f"{failed[0]} errors"):
+        record = _record(finished, settings)
+        failed[0] += record.error is not None
+        log.append(record)
+    if calls.abandoned:
+        print(f"evalrun: {calls.abandoned} calls to the target ran past the {settings.timeout:g} s timeout and were "
+              f"abandoned ({calls.hung} still running; whatever they return is ignored)", file=sys.stderr, flush=True)
+
+
+def _append_logged(logged: LoggedTraces, todo: list[EvalItem], traces: Path, log: TraceLog) -> None:
+    """Append the record of every item of `todo` from traces a system already logged."""
+    for item in todo:
+        trace = logged.traces.get(item.id)
+        if trace is None:
+            record = TraceRecord(item_id=item.id, kind=logged.kind, error="no trace for this item in the --traces file")
+        elif logged.kind == "trec":  # built here from strictly decoded text: lists of strings, nothing to check
+            record = TraceRecord(item_id=item.id, kind="trec", trace=trace)
+        else:  # loads_json read it; a line nested 100 deep still cannot be put one level down in traces.jsonl
+            try:
+                record = TraceRecord(item_id=item.id, kind=logged.kind, trace=json_value(trace))
+            except Unholdable as exc:
+                record = TraceRecord(item_id=item.id, kind=logged.kind,
+                                     error=f"its trace in {traces} cannot be recorded: {exc.problem}")
+        log.append(record)
+
+
 def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Path | None = None,
         out: Path | None = None, resume: bool = False, settings: RunSettings | None = None) -> Path:
     """Run the system over the release `ref` (NAME@vN) into a run folder and return the folder."""
@@ -79,6 +215,12 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
         raise InputError("give exactly one of --target or --traces", field="target")
     if settings.oracle_context and traces is not None:
         raise InputError("--oracle-context needs a Python --target", field="oracle-context")
+    # Every path is made absolute now, before the target is imported: a target that changes the
+    # working folder (on import or on a call) does not move where the run reads or writes.
+    workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
+    traces = Path(os.path.abspath(traces)) if traces is not None else None
+    folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     release, items = load_release(Releases(workspace, name).path(version))
     gate = leakage_gate(workspace, release, release.kb_snapshot, settings.allow_unchecked)
     # Everything that can be refused is refused before the run folder exists: a bad --traces file or
@@ -86,13 +228,12 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     logged = logged_traces(traces) if traces is not None else None
     call = None
     if target is not None:
-        call = (http_target(target, settings.timeout) if target.startswith(("http://", "https://"))
-                else python_target(target, settings.oracle_context))
-    folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
-    folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
+        call = (http_target(target, settings.timeout, settings.max_response_bytes)
+                if target.startswith(("http://", "https://")) else python_target(target, settings.oracle_context))
     if folder.exists() and not resume and any(folder.iterdir()):
         raise CurateError(f"run folder {folder} is not empty: pass --resume to finish it, or another --out")
     folder.mkdir(parents=True, exist_ok=True)
+    finish = _resume_command(workspace, ref, target, traces, folder, settings)
     # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
     with writing(folder, f"run folder {folder}", wait=False, clean=[(folder, 1)]):
         manifest_path = folder / MANIFEST
@@ -101,25 +242,26 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
             if previous.content_sha256 != release.content_sha256:
                 raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
         else:
-            _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context), settings,
+            kind = logged.kind if logged is not None else "trace"
+            _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context, kind), settings,
                       gate).write(manifest_path)
         log = TraceLog(folder / TRACES)
-        done = read_traces(folder / TRACES)
-        todo = [i for i in items if i.id not in done]
-        if logged is not None:
-            for item in todo:
-                record = logged.get(item.id)
-                log.append(TraceRecord(item_id=item.id, trace=record) if record is not None
-                           else TraceRecord(item_id=item.id, error=f"no trace for this item in {traces}"))
-        else:
-            with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as workers, \
-                    ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as calls:
-                futures = [workers.submit(_call, call, item, settings, calls) for item in todo]
-                failed = [0]
-                for future in progress(futures, "running the target", unit="item", total=len(futures),
-                                       status=lambda: f"{failed[0]} errors"):
-                    record = future.result()
-                    failed[0] += record.error is not None
-                    log.append(record)
-        score_run(workspace, folder, release=(release, items))
+        todo = [i for i in items if i.id not in read_traces(log.path)]
+        done, scoring = len(items) - len(todo), False
+        try:
+            with _sigterm_stops_cleanly():
+                if logged is not None:
+                    _append_logged(logged, todo, traces, log)
+                else:
+                    _call_target(call, todo, settings, log)
+                scoring = True
+                score_run(workspace, folder, release=(release, items))
+        except TooManyHung as exc:
+            raise CurateError(f"{exc}: stopped, {done + log.appended} of {len(items)} items done; fix the target, "
+                              f"then finish with: {finish}") from None
+        except KeyboardInterrupt as exc:
+            log.cut_partial_line()  # a line cut short by the interrupt itself: whole lines only
+            where = "done, not yet scored" if scoring else "done"
+            raise RunInterrupted(f"{done + log.appended} of {len(items)} items {where}; finish with: {finish}",
+                                 exit_code=143 if isinstance(exc, _Terminated) else 130) from None
     return folder

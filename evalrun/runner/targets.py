@@ -1,23 +1,125 @@
-"""Systems under test: a Python function, an HTTP endpoint, or traces a system already logged."""
+"""Systems under test: a Python function, an HTTP endpoint, or traces a system already logged (a
+JSONL file of traces, or a TREC run file); and `json_value`, the check every returned value passes
+before it is recorded."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import re
 import sys
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from curate import InputError, iter_json_objects, read_text
+from curate import InputError, iter_json_objects, loads_json, read_text
 
-# A target takes (item id, question, oracle context or None) and returns a trace dict.
-Target = Callable[[str, str, list[dict] | None], dict]
+# A target takes (item id, question, oracle context or None) and returns a trace: any value, checked
+# by json_value.
+Target = Callable[[str, str, list[dict] | None], Any]
 
 # TREC columns are split on ASCII blanks only, as trec_eval does: str.split() would also split a doc id
 # at U+00A0, U+2028 or U+0085.
 _TREC_BLANKS = re.compile(r"[ \t\r\f\v]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# loads_json reads 100 levels of [ and {; a line of traces.jsonl puts the trace one level down.
+MAX_DEPTH = 99
+_PATH_SHOWN = 8  # path parts shown in a message; a deeper path ends in "..."
+
+
+class TargetFailed(Exception):
+    """A failure of the target recorded in its own words (not as "target raised ...")."""
+
+
+class Unholdable(TargetFailed):
+    """The target returned a value JSON cannot hold; `problem` says what and where."""
+
+    def __init__(self, what: str, path: tuple):
+        shown = "".join(f"[{part!r}]" for part in path[:_PATH_SHOWN]) + ("..." if len(path) > _PATH_SHOWN else "")
+        self.problem = what + (f" at {shown}" if path else "")
+        super().__init__(f"target returned a value JSON cannot hold: {self.problem}")
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+_LEAVE = object()
+
+
+def json_value(value: Any) -> Any:
+    """Return a plain copy of `value` (dict, list, str, int, float, bool, None all the way down), or
+    raise Unholdable naming the first part JSON cannot hold, in document order, and where it is.
+
+    JSON cannot hold: a set, bytes, a datetime or any other object; NaN and Infinity; a string with a
+    lone surrogate; a dict key that is not a string; a dict or list that contains itself; an integer
+    of more digits than Python converts (4300); nesting deeper than MAX_DEPTH. A tuple is an array,
+    and subclasses of str, int and float (an enum, numpy.float64) are their plain values, as
+    `json.dumps` writes them. Iterative, so any depth is refused without running out of stack.
+
+    >>> json_value({"candidates": ["c1", ("c2",)], "score": 0.5})
+    {'candidates': ['c1', ['c2']], 'score': 0.5}
+    >>> json_value({"candidates": [{"c1"}]})
+    Traceback (most recent call last):
+    ...
+    evalrun.runner.targets.Unholdable: target returned a value JSON cannot hold: set at ['candidates'][0]
+    """
+    top: list = [None]
+    on_path: set[int] = set()  # containers being copied: meeting one again is a cycle
+    stack: list = [(value, (), top, 0)]
+    while stack:
+        entry = stack.pop()
+        if entry[0] is _LEAVE:
+            on_path.discard(entry[1])
+            continue
+        node, path, parent, slot = entry
+        if node is None or isinstance(node, bool):
+            parent[slot] = node
+        elif isinstance(node, str):
+            found = _SURROGATE.search(node)
+            if found:
+                raise Unholdable(f"a lone surrogate \\u{ord(found.group()):04x} in a string", path)
+            parent[slot] = str.__str__(node)  # an enum's value, as json.dumps writes it
+        elif isinstance(node, int):
+            try:
+                str(node)
+            except ValueError:
+                raise Unholdable(f"an integer of more than {sys.get_int_max_str_digits()} digits", path) from None
+            parent[slot] = int.__int__(node)
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                raise Unholdable("NaN" if math.isnan(node) else "Infinity" if node > 0 else "-Infinity", path)
+            parent[slot] = float.__float__(node)
+        elif isinstance(node, (dict, list, tuple)):
+            kind = "dict" if isinstance(node, dict) else "list"
+            if id(node) in on_path:
+                raise Unholdable(f"a {kind} that contains itself", path)
+            if len(path) >= MAX_DEPTH:
+                raise Unholdable(f"nesting deeper than {MAX_DEPTH} levels", path)
+            on_path.add(id(node))
+            stack.append((_LEAVE, id(node)))
+            if isinstance(node, dict):
+                copy: dict | list = {}
+                children = []
+                for key, child in node.items():
+                    if not isinstance(key, str):
+                        raise Unholdable(f"a dict key of type {_type_name(key)} (JSON keys are strings)", path)
+                    if _SURROGATE.search(key):
+                        raise Unholdable("a lone surrogate in a dict key", path)
+                    copy[str(key)] = None
+                    children.append((child, (*path, str(key)), copy, str(key)))
+            else:
+                copy = [None] * len(node)
+                children = [(child, (*path, index), copy, index) for index, child in enumerate(node)]
+            parent[slot] = copy
+            stack.extend(reversed(children))
+        else:
+            raise Unholdable(_type_name(node), path)
+    return top[0]
 
 
 def python_target(spec: str, oracle: bool = False) -> Target:
@@ -29,7 +131,9 @@ def python_target(spec: str, oracle: bool = False) -> Target:
         sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:
+    except BaseException as exc:  # a module calling sys.exit on import is a bad --target too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise InputError(f"cannot import {module_name}: {type(exc).__name__}: {exc}", field="target") from None
     name = "generate" if oracle else function_name
     function = getattr(module, name, None)
@@ -37,48 +141,85 @@ def python_target(spec: str, oracle: bool = False) -> Target:
         why = " (--oracle-context needs generate(question, context))" if oracle else ""
         raise InputError(f"{module_name} has no function {name}{why}", field="target")
 
-    def call(item_id: str, question: str, context: list[dict] | None) -> dict:
-        started = time.perf_counter()
-        trace = function(question, context) if oracle else function(question)
-        if isinstance(trace, dict):
-            trace.setdefault("latency_ms", {}).setdefault("total", (time.perf_counter() - started) * 1000)
-        return trace
+    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
+        return function(question, context) if oracle else function(question)
     return call
 
 
-def http_target(url: str, timeout: float) -> Target:
-    """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back."""
+def http_target(url: str, timeout: float, max_bytes: int) -> Target:
+    """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back, of at
+    most `max_bytes` bytes (decoded); a larger body is not read further. `timeout` bounds each read
+    only: the run's deadline bounds the whole call."""
     import httpx
 
-    def call(item_id: str, question: str, context: list[dict] | None) -> dict:
-        started = time.perf_counter()
-        response = httpx.post(url, json={"item_id": item_id, "question": question}, timeout=timeout)
-        response.raise_for_status()
+    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
+        with httpx.stream("POST", url, json={"item_id": item_id, "question": question}, timeout=timeout) as response:
+            if response.is_error:
+                raise TargetFailed(f"target answered HTTP {response.status_code} {response.reason_phrase}".rstrip())
+            declared = response.headers.get("content-length", "")
+            too_large = declared.isdigit() and int(declared) > max_bytes
+            body = bytearray()
+            for chunk in () if too_large else response.iter_bytes():  # counted decoded: a gzip bomb is refused too
+                body += chunk
+                if len(body) > max_bytes:
+                    too_large = True
+                    break
+            if too_large:
+                raise TargetFailed(f"target response larger than {max_bytes} bytes")
         try:
-            trace = response.json()
-        except ValueError:
-            raise ValueError(f"the target answered HTTP {response.status_code} with no JSON: "
-                             f"{response.text[:80]!r}") from None
-        if isinstance(trace, dict):
-            trace.setdefault("latency_ms", {}).setdefault("total", (time.perf_counter() - started) * 1000)
-        return trace
+            return loads_json(bytes(body))
+        except ValueError as exc:  # not JSON; or JSON holding NaN, a lone surrogate, nesting too deep
+            why = "with no JSON" if isinstance(exc, json.JSONDecodeError) else f"with JSON that cannot be held ({exc})"
+            raise ValueError(f"the target answered HTTP {response.status_code} {why}: "
+                             f"{bytes(body[:80]).decode('utf-8', 'replace')!r}") from None
     return call
 
 
-def logged_traces(path: Path) -> dict[str, dict | Exception]:
-    """Return traces by item id from a JSONL file of traces, or a TREC run file (candidates only)."""
+@dataclass
+class LoggedTraces:
+    """Traces a system already logged, by item id: from a JSONL file of traces, or a TREC run."""
+
+    kind: Literal["trace", "trec"]
+    traces: dict[str, Any]
+
+
+def logged_traces(path: Path) -> LoggedTraces:
+    """Return the traces of a JSONL file of traces, or of a TREC run file (candidates only).
+
+    Which one is told by the content, not the name (TREC run files have no settled extension): a
+    file whose first non-blank character is `{` is JSONL. A repeated item id, or a document ranked
+    twice for one query, is an InputError naming both lines."""
     path = Path(path)
     text = read_text(path)
     if text.lstrip()[:1] == "{":
-        traces: dict[str, dict | Exception] = {}
-        for line, record in iter_json_objects(path, text=text):
-            if isinstance(record, InputError):
-                raise record
-            if not record.get("item_id"):
-                raise InputError("missing", file=str(path), line=line, field="item_id")
-            traces[str(record["item_id"])] = record
-        return traces
+        return LoggedTraces("trace", _jsonl_traces(path, text))
+    return LoggedTraces("trec", _trec_traces(path, text))
+
+
+def _jsonl_traces(path: Path, text: str) -> dict[str, Any]:
+    traces: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for line, record in iter_json_objects(path, text=text):
+        if isinstance(record, InputError):
+            raise record
+        item_id = record.get("item_id")
+        if item_id is None or item_id == "":
+            raise InputError("missing", file=str(path), line=line, field="item_id")
+        if isinstance(item_id, bool) or not isinstance(item_id, (str, int)):
+            raise InputError(f"must be a string, got {type(item_id).__name__}", file=str(path), line=line,
+                             field="item_id")
+        item_id = str(item_id)
+        if item_id in lines:
+            raise InputError(f"item_id {item_id!r} appears on lines {lines[item_id]} and {line}", file=str(path),
+                             line=line)
+        lines[item_id] = line
+        traces[item_id] = record
+    return traces
+
+
+def _trec_traces(path: Path, text: str) -> dict[str, Any]:
     runs: dict[str, list[tuple[float, int, str]]] = {}
+    seen: dict[tuple[str, str], int] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         parts = _TREC_BLANKS.split(line.strip(" \t\r\f\v"))
         if parts == [""]:
@@ -92,13 +233,17 @@ def logged_traces(path: Path) -> dict[str, dict | Exception]:
             raise InputError("rank or score is not a number", file=str(path), line=number) from None
         if not math.isfinite(score):
             raise InputError(f"score {parts[4]} is not a finite number", file=str(path), line=number, field="score")
+        pair = (parts[0], parts[2])
+        if pair in seen:
+            raise InputError(f"document {parts[2]!r} is ranked twice for query {parts[0]!r}, on lines {seen[pair]} "
+                             f"and {number} (trec_eval refuses that too)", file=str(path), line=number)
+        seen[pair] = number
         runs.setdefault(parts[0], []).append((-score, rank, parts[2]))
-    return {qid: {"candidates": [doc for _, _, doc in sorted(rows)], "mode": "normal", "trec": True}
-            for qid, rows in runs.items()}
+    return {qid: {"candidates": [doc for _, _, doc in sorted(rows)]} for qid, rows in runs.items()}
 
 
-def describe(target: str | None, traces: Path | None, oracle: bool) -> str:
+def describe(target: str | None, traces: Path | None, oracle: bool, kind: str = "trace") -> str:
     """Return a one-line description of the system under test, for the manifest."""
     if traces is not None:
-        return f"traces from {traces}"
+        return f"TREC run {traces} (candidates only)" if kind == "trec" else f"traces from {traces}"
     return f"{target}{' (oracle context: diagnostic)' if oracle else ''}"

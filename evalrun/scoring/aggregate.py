@@ -1,59 +1,241 @@
-"""Honest aggregates: per metric, n, mean and a 95% bootstrap confidence interval, with the
-unscored items counted apart by reason (never a zero, never dropped silently)."""
+"""Honest aggregates: per metric per subset, n, mean and a 95% interval, the items whose target failed
+counted among the n, and the unscored items counted apart by reason (never a zero, never dropped).
+
+Intervals (`MetricSummary.ci_method`):
+
+- wilson: a metric whose values in the subset are all exactly 0.0 or 1.0 gets the Wilson score
+  interval when n < WILSON_BELOW or when every value is the same; a bootstrap of 20 successes out of
+  20 would claim [1, 1], which no one can honestly say of 20 trials. n == 1 still has one.
+- bootstrap: otherwise, for n >= 2, a percentile bootstrap over RESAMPLES resamples of the subset's
+  items. A subset draws ONE set of resamples, seeded from SEED and its label (so the same run gives
+  the same intervals, whatever the order of its rows), and every metric of the subset uses it: the
+  intervals are paired, as a comparison of two metrics on the same items needs. A metric missing for
+  some items has as each resample's mean the mean over the resampled items that have a value; a
+  resample that holds none of them is left out of that metric's percentiles. The endpoints are the
+  resample means just outside the 2.5th and 97.5th percentiles (no interpolation: each endpoint is a
+  mean some resample had, and B = 1 - A gives exactly [1 - high(A), 1 - low(A)]).
+- None: no value, or a single value that is not 0/1.
+
+Values are kept at full precision (displays round); a mean is `math.fsum` over n. A value that is
+not a finite number is unscored ("value is not a finite number"), so no mean or interval is NaN or
+infinite: what cannot be computed is None.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-
-from evalrun.records import ItemScores, MetricSummary
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from evalrun.records import ItemScores, MetricSummary
+
 RESAMPLES = 1000
 SEED = 20241129
+Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
+WILSON_BELOW = 100  # 0/1 metrics on fewer items than this get a Wilson interval
+DRAWN = 1 << 16  # draws counted at once: their counts stay in cache
+HELD = 1 << 20  # counts (resamples x items) held for one matrix product: 8 MB of float64; fewer, larger
+# products keep BLAS's threads from waiting on each other when another process shares the cores
+NOT_FINITE = "value is not a finite number"
 
 
-def bootstrap_ci(values: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
-    """Return the 2.5th and 97.5th percentiles of the mean over bootstrap resamples (None for n < 2).
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Return the Wilson score interval of a proportion of `successes` out of `n` (n >= 1):
+    (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), with p = successes / n.
 
-    >>> bootstrap_ci([1.0, 1.0, 1.0])
-    (1.0, 1.0)
+    >>> low, high = wilson_interval(20, 20)  # low = n / (n + z²)
+    >>> round(low, 4), high
+    (0.8389, 1.0)
+    >>> [round(x, 4) for x in wilson_interval(1, 2)]
+    [0.0945, 0.9055]
     """
-    data = np.asarray(values, dtype=float)
-    if len(data) < 2:
+    p = successes / n
+    z2 = z * z
+    centre = p + z2 / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    scale = 1 + z2 / n
+    return max(0.0, min(p, (centre - half) / scale)), min(1.0, max(p, (centre + half) / scale))
+
+
+def subset_rng(label: str) -> np.random.Generator:
+    """Return the generator of a subset's resamples, seeded from SEED and the label (a stable hash,
+    not Python's salted `hash`)."""
+    digest = hashlib.blake2b(label.encode("utf-8"), digest_size=8).digest()
+    return np.random.default_rng([SEED, int.from_bytes(digest, "big")])
+
+
+def resample_counts(n: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> Iterator[np.ndarray]:
+    """Yield blocks of the counts matrix of `resamples` bootstrap resamples of n items: row r, column i
+    is how many times resample r drew item i (each row sums to n); blocks of about HELD entries.
+
+    >>> blocks = list(resample_counts(3, np.random.default_rng(0), resamples=4))
+    >>> np.vstack(blocks).sum(axis=1).tolist()
+    [3.0, 3.0, 3.0, 3.0]
+    """
+    drawn = max(1, DRAWN // max(n, 1))  # resamples drawn at once, fixed by n: the same draws every time
+    held = max(1, HELD // max(n, 1) // drawn) * drawn
+    for start in range(0, resamples, held):
+        counts = np.empty((min(held, resamples - start), n))
+        for row in range(0, len(counts), drawn):
+            size = min(drawn, len(counts) - row)
+            draws = rng.integers(0, n, size=(size, n))
+            draws += (np.arange(size) * n)[:, None]  # resample r's draws land in bins r*n .. r*n + n-1
+            counts[row:row + size] = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
+        yield counts
+
+
+def resampled_means(values: np.ndarray, valued: np.ndarray, rng: np.random.Generator,
+                    resamples: int = RESAMPLES) -> np.ndarray:
+    """Return the (resamples x metrics) means of each metric column of `values` (items x metrics) over
+    the same resamples of the items: (C @ (V * mask)) / (C @ mask), NaN for a resample that drew no item
+    with a value (`valued`, the mask).
+
+    >>> values = np.array([[1.0, 0.0], [0.0, 0.0], [0.5, 1.0]])
+    >>> valued = np.array([[True, True], [True, False], [True, True]])
+    >>> means = resampled_means(values, valued, np.random.default_rng(0), resamples=200)
+    >>> bool(np.all((means >= 0) & (means <= 1) | np.isnan(means)))
+    True
+    """
+    n, metrics = values.shape
+    weighted = np.where(valued, values, 0.0)
+    # Metrics valued on the same items share one denominator column (most share the items' whole list).
+    masks: dict[bytes, int] = {}
+    which = np.array([masks.setdefault(np.packbits(valued[:, j]).tobytes(), len(masks)) for j in range(metrics)],
+                     dtype=np.intp)
+    firsts = [int(np.argmax(which == k)) for k in range(len(masks))]
+    columns = np.hstack([weighted, valued[:, firsts].astype(np.float64)])
+    means = np.empty((resamples, metrics))
+    done = 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for counts in resample_counts(n, rng, resamples):
+            sums = counts @ columns
+            means[done:done + len(counts)] = sums[:, :metrics] / sums[:, metrics:][:, which]
+            done += len(counts)
+    return means
+
+
+def percentile_intervals(means: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> list[tuple[float, float] | None]:
+    """Return, for each column of `means` (resamples x metrics), the order statistics floor(0.025 (k-1))
+    and ceil(0.975 (k-1)) of its k finite means (NaN left out; 0-based), the resample means just outside
+    the 2.5th and 97.5th percentiles, clipped to [low, high], the range of the column's values (None
+    when no mean is finite).
+
+    >>> column = np.array([[0.1 * k] for k in range(41)] + [[np.nan]])  # k = 41: indices 1 and 39
+    >>> [tuple(round(x, 6) for x in ci) for ci in percentile_intervals(column, np.zeros(1), np.full(1, 10.0))]
+    [(0.1, 3.9)]
+    """
+    finite = np.isfinite(means)
+    kept = finite.sum(axis=0)
+    ordered = np.sort(np.where(finite, means, np.inf), axis=0)
+    below = (25 * (kept - 1)) // 1000  # in integers, so no rounding can move an index by one
+    above = -((-975 * (kept - 1)) // 1000)
+    columns = np.arange(means.shape[1])
+    lo = ordered[np.maximum(below, 0), columns]
+    hi = ordered[np.maximum(above, 0), columns]
+    return [(max(float(lo[j]), float(lows[j])), min(float(hi[j]), float(highs[j]))) if kept[j] else None
+            for j in columns]
+
+
+def _mean(values: list[float]) -> float | None:
+    """Return fsum(values) / n, or None when it is no finite number."""
+    try:
+        mean = math.fsum(values) / len(values)
+    except (OverflowError, ZeroDivisionError):
         return None
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return round(float(low), 6), round(float(high), 6)
+    return mean if math.isfinite(mean) else None
 
 
-def summarize_metric(values: Sequence[float | None], reasons: Sequence[str | None]) -> MetricSummary:
-    """Return n, mean, ci95 over the scored values and the unscored count by reason.
+class _Table:
+    """The rows as matrices (items x metrics), items in item-id order: values, which are valued, the
+    unscored reason's code (-1: none), and which items' targets failed."""
 
-    >>> summarize_metric([1.0, 0.0, None], [None, None, "judge timeout"]).unscored
-    {'judge timeout': 1}
-    """
-    scored = [v for v in values if v is not None]
-    unscored = Counter(r or "unscored" for v, r in zip(values, reasons) if v is None)
-    return MetricSummary(n=len(scored), mean=round(float(np.mean(scored)), 6) if scored else None,
-                         ci95=bootstrap_ci(scored), unscored=dict(unscored))
+    def __init__(self, rows: Sequence[ItemScores], metrics: Sequence[str]):
+        by_id = {row.item_id: row for row in rows}
+        self.ids = sorted(by_id)
+        self.index = {item_id: k for k, item_id in enumerate(self.ids)}
+        ordered = [by_id[item_id] for item_id in self.ids]
+        shape = (len(ordered), len(metrics))
+        # map over the bound dict methods keeps the lookups in C; a missing value (None) becomes NaN
+        self.values = np.array([list(map(row.values.get, metrics)) for row in ordered], dtype=np.float64)
+        self.valued = np.array([list(map(row.values.__contains__, metrics)) for row in ordered], dtype=bool)
+        self.values, self.valued = self.values.reshape(shape), self.valued.reshape(shape)
+        self.failed = np.array([row.failed is not None for row in ordered], dtype=bool)
+        self.codes = np.full(shape, -1, dtype=np.int32)
+        code: dict[str, int] = {}
+        column = {name: j for j, name in enumerate(metrics)}
+        for k, row in enumerate(ordered):
+            for name, reason in row.unscored.items():
+                j = column.get(name)
+                if j is not None and not self.valued[k, j]:  # a value wins over a reason
+                    self.codes[k, j] = code.setdefault(reason or "unscored", len(code))
+        bad = self.valued & ~np.isfinite(self.values)
+        if bad.any():
+            self.codes[bad] = code.setdefault(NOT_FINITE, len(code))
+            self.valued[bad] = False
+        self.values[~self.valued] = 0.0
+        self.reasons = sorted(code, key=code.get)
 
 
-def aggregate(rows: Sequence[ItemScores], metrics: Sequence[str],
-              subsets: dict[str, list[str]]) -> dict[str, dict[str, MetricSummary]]:
-    """Return {subset label: {metric: summary}} for "all" and every subset value
-    (`subsets` maps a subset label such as "qtype=single" to the item ids in it)."""
-    by_id = {row.item_id: row for row in rows}
+def _summaries(table: _Table, items: np.ndarray, metrics: Sequence[str], label: str) -> dict[str, MetricSummary]:
+    """Return {metric: summary} over the items at positions `items` of `table` (sorted, distinct)."""
+    values, valued, codes = table.values[items], table.valued[items], table.codes[items]
+    ns = valued.sum(axis=0)
+    failed = (valued & table.failed[items][:, None]).sum(axis=0)
+    reasons = len(table.reasons)
+    found = codes >= 0
+    counts = np.bincount((np.nonzero(found)[1] * reasons + codes[found]), minlength=len(metrics) * reasons)
+    counts = counts.reshape(len(metrics), reasons)
+    unscored = {int(j): {table.reasons[r]: int(counts[j, r]) for r in np.flatnonzero(counts[j])}
+                for j in np.flatnonzero(counts.any(axis=1))}
+    binary = ~(valued & (values != 0.0) & (values != 1.0)).any(axis=0)
+    lows = np.where(valued, values, np.inf).min(axis=0, initial=np.inf)
+    highs = np.where(valued, values, -np.inf).max(axis=0, initial=-np.inf)
+    wilson = binary & (ns >= 1) & ((ns < WILSON_BELOW) | (lows == highs))
+    bootstrap = ~wilson & (ns >= 2)
+    boot = np.flatnonzero(bootstrap)
+    intervals: dict[int, tuple[float, float] | None] = {}
+    if len(boot):
+        means = resampled_means(values[:, boot], valued[:, boot], subset_rng(label))
+        intervals = dict(zip(boot.tolist(), percentile_intervals(means, lows[boot], highs[boot])))
     result = {}
-    for label, ids in [("all", list(by_id))] + sorted(subsets.items()):
-        chosen = [by_id[i] for i in ids if i in by_id]
-        table = {}
-        for metric in metrics:
-            applicable = [r for r in chosen if metric in r.values or metric in r.unscored]
-            if applicable:
-                table[metric] = summarize_metric([r.values.get(metric) for r in applicable],
-                                                 [r.unscored.get(metric) for r in applicable])
-        result[label] = table
+    for j, metric in enumerate(metrics):
+        n = int(ns[j])
+        if not n and j not in unscored:
+            continue  # the metric does not apply to these items
+        scored = values[valued[:, j], j]
+        mean = _mean(scored.tolist()) if n else None
+        ci, method = None, None
+        if mean is not None and wilson[j]:
+            ci, method = wilson_interval(int(np.count_nonzero(scored)), n), "wilson"
+        elif mean is not None and bootstrap[j]:
+            ci = intervals[j]
+            method = "bootstrap" if ci else None
+        result[metric] = MetricSummary(n=n, mean=mean, ci95=ci, ci_method=method, failed=int(failed[j]),
+                                       unscored=dict(unscored.get(j, {})))
+    return result
+
+
+def aggregate(rows: Sequence[ItemScores], metrics: Sequence[str], subsets: dict[str, list[str]],
+              overall: Sequence[str] | None = None) -> dict[str, dict[str, MetricSummary]]:
+    """Return {subset label: {metric: summary}} for "all" and every subset, sorted by label (`subsets`
+    maps a label such as "qtype=single" to its item ids; ids without a row are left out). "all" is
+    every row, or the rows of the ids `overall` names. A metric is in a subset's table when one of
+    its items has a value or a reason it has none.
+
+    >>> rows = [ItemScores(item_id=f"i{k}", answerable=True, values={"hit": float(k % 2)}) for k in range(4)]
+    >>> table = aggregate(rows, ["hit"], {"qtype=single": ["i0", "i1"]})
+    >>> list(table), table["all"]["hit"].mean, table["all"]["hit"].ci_method
+    (['all', 'qtype=single'], 0.5, 'wilson')
+    """
+    table = _Table(rows, metrics)
+
+    def positions(ids: Sequence[str]) -> np.ndarray:
+        return np.unique(np.array([table.index[i] for i in ids if i in table.index], dtype=np.intp))
+
+    everything = np.arange(len(table.ids)) if overall is None else positions(overall)
+    result = {"all": _summaries(table, everything, metrics, "all")}
+    for label, ids in sorted(subsets.items()):
+        result[label] = _summaries(table, positions(ids), metrics, label)
     return result

@@ -10,11 +10,14 @@ never 0, never 1.
 
 Metrics (per answerable item with a non-empty, non-refused answer):
 
-* ``generation/correctness`` = key points covered / key points; ``generation/completeness`` is the
-  same ratio; ``generation/key_points_contradicted`` = key points contradicted / key points.
+* ``generation/completeness`` = key points covered / key points (the judge marks each key point
+  covered, missing or contradicted); ``generation/correctness`` = 1 when every key point is covered
+  and so none is missing or contradicted, else 0 (binary: the answer is right or it is not);
+  ``generation/key_points_contradicted`` = key points contradicted / key points.
 * ``generation/faithfulness`` = claims supported by the context / claims;
   ``generation/hallucination_rate`` = unsupported / claims. With an empty context no claim is
-  supported (no question is asked).
+  supported (no question is asked); a context the trace does not report leaves them, and citation
+  accuracy, unscored.
 * ``generation/answer_relevance``: yes 1, partly 0.5, no 0.
 * ``generation/citation_accuracy`` = correct citations / citations (see evalrun.scoring.claims for which
   claim a citation belongs to). A citation of a chunk not in the context is wrong and flagged in
@@ -22,8 +25,9 @@ Metrics (per answerable item with a non-empty, non-refused answer):
   its claim; a listed one (in the trace's ``citations`` but not inline) when its chunk supports at
   least one claim. Answers without citations get no citation score (not unscored: nothing to score).
 
-Attribution: ``generation_miss`` when the caller says all the evidence reached the context and
-correctness < 1; ``hallucination`` when any claim was judged unsupported.
+Attribution: ``generation_miss`` when the caller says all the evidence reached the context and the
+answer is still not correct (correctness 0: a key point missing or contradicted, which is the same as
+completeness < 1); ``hallucination`` when any claim was judged unsupported.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from evalrun.scoring.generation_prompts import GENERATION
 
 MAX_PASSAGE = 1500   # characters of one chunk shown to the judge
 MAX_CONTEXT = 4000   # characters of the whole context shown to the judge
+NO_CONTEXT = "the trace reports no context (no 'context' key)"
 METRICS = ("generation/correctness", "generation/completeness", "generation/key_points_contradicted",
            "generation/faithfulness", "generation/hallucination_rate", "generation/answer_relevance")
 
@@ -46,7 +51,7 @@ def prompt(name: str, language: str) -> Prompt:
     return GENERATION.get(name, language)
 
 
-class _Ids:
+class ChunkIds:
     """Membership in any of several collections (the KB's chunk ids are not copied per item)."""
 
     def __init__(self, *collections):
@@ -63,7 +68,7 @@ def _passage_text(passage, chunk_texts: dict[str, str]) -> str | None:
 def context_text(trace: Trace, chunk_texts: dict[str, str]) -> str | None:
     """Return the final context as the judge sees it (None when a chunk's text is unknown)."""
     parts = []
-    for passage in trace.context:
+    for passage in trace.context or ():
         text = _passage_text(passage, chunk_texts)
         if text is None:
             return None
@@ -89,8 +94,8 @@ class _Plan:
         self.result = {"values": {}, "unscored": {}, "attribution": [],
                        "details": {"claims": [], "citations_outside_context": [], "citation_verdicts": []}}
         language = item.language
-        context_ids = [p.chunk_id for p in trace.context]
-        known = _Ids(set(trace.citations) | set(context_ids), chunk_texts)
+        context_ids = [p.chunk_id for p in trace.context or ()]
+        known = ChunkIds(set(trace.citations) | set(context_ids), chunk_texts)
         answer = strip_markers(trace.answer or "", known)
         self.claims: list[Claim] = split_claims(trace.answer or "", known)
         self.result["details"]["claims"] = [c.text for c in self.claims]
@@ -102,10 +107,14 @@ class _Plan:
             for name in ("correctness", "completeness", "key_points_contradicted"):
                 self.result["unscored"][f"generation/{name}"] = "no key points labelled"
         self._ask("relevance", prompt("gen_answer_relevance", language), {"question": item.question, "answer": answer})
-        self.context = context_text(trace, chunk_texts)
+        # A context the trace does not report is not an empty one: there is nothing to check claims against.
+        self.context = None if trace.context is None else context_text(trace, chunk_texts)
         if not self.claims:
             for name in ("faithfulness", "hallucination_rate"):
                 self.result["unscored"][f"generation/{name}"] = "no claims in the answer"
+        elif trace.context is None:
+            for name in ("faithfulness", "hallucination_rate"):
+                self.result["unscored"][f"generation/{name}"] = NO_CONTEXT
         elif self.context is None:
             for name in ("faithfulness", "hallucination_rate"):
                 self.result["unscored"][f"generation/{name}"] = "a context chunk's text is unknown"
@@ -121,11 +130,13 @@ class _Plan:
         self.citations = inline + listed
         # Per citation: True/False decided here, a reason it cannot be scored, or the request index to read.
         self.citation_ok: list[bool | str | int] = []
-        by_id = {p.chunk_id: p for p in trace.context}
+        by_id = {p.chunk_id: p for p in trace.context or ()}
         for chunk_id, claims in self.citations:
             passage = by_id.get(chunk_id)
             text = None if passage is None else _passage_text(passage, chunk_texts)
-            if passage is None:
+            if trace.context is None:
+                self.citation_ok.append(NO_CONTEXT)
+            elif passage is None:
                 self.result["details"]["citations_outside_context"].append(chunk_id)
                 self.citation_ok.append(False)
             elif text is None:
@@ -152,9 +163,11 @@ class _Plan:
                 for name in ("correctness", "completeness", "key_points_contradicted"):
                     unscored[f"generation/{name}"] = reason
             else:
-                values["generation/correctness"] = values["generation/completeness"] = covered
+                correct = 1.0 if covered == 1.0 else 0.0   # every key point covered: none missing or contradicted
+                values["generation/correctness"] = correct
+                values["generation/completeness"] = covered
                 values["generation/key_points_contradicted"] = contradicted
-                if evidence_in_context and covered < 1:
+                if evidence_in_context and not correct:
                     self.result["attribution"].append("generation_miss")
         relevance = mine["relevance"][0]
         if relevance.output is None:

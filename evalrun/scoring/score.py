@@ -1,6 +1,21 @@
 """Scoring a run folder: retrieval on the candidates and on the final context, unanswerable items
-apart, generation through the judge, end to end, failure attribution; per item (scores.jsonl) and
-aggregated (summary.json)."""
+apart, lexical answer metrics always, generation through the judge, end to end, failure
+attribution; per item (scores.jsonl) and aggregated (summary.json).
+
+Nothing vanishes from a mean in silence:
+
+- An item whose target failed (no trace, an error or timeout, a trace that is not a trace) is
+  scored as a system that returned nothing: no candidates, no context, no answer (retrieval 0,
+  lexical 0, no correct refusal), and counted as failed beside every metric (`failed`).
+  `--exclude-errors` leaves such items out instead: each of their metrics is unscored with the
+  reason.
+- A trace that does not report its context (the key left out) has its context metrics unscored
+  with that reason; an empty context is scored (nothing reached the model).
+- A key a trace may not hold is a problem of that item, named with the field it was probably
+  meant to be, and counted.
+- An item whose evidence lies in documents the leakage check excluded is scored apart: under
+  its own label in the summary, in neither "all" nor any subset.
+"""
 
 from __future__ import annotations
 
@@ -15,22 +30,212 @@ from curate import (
     SnapshotStore,
     Workspace,
     atomic_write_bytes,
-    retrieval_qrels,
+    item_groups,
     jsonl_bytes,
     load_release,
+    retrieval_qrels,
 )
 from evalrun.metrics import retrieval_metrics
-from evalrun.records import SCORES, SUMMARY, ItemScores, RunSummary, Trace, read_run, trace_from
-from evalrun.scoring.generation import score_judged
+from evalrun.records import SCORES, SUMMARY, ItemScores, RunSummary, Trace, TraceRecord, read_run, trace_from, unknown_keys
+from evalrun.scoring.generation import METRICS as GENERATION
+from evalrun.scoring.generation import ChunkIds, score_judged
+from evalrun.scoring.lexical import METRICS as LEXICAL
+from evalrun.scoring.lexical import lexical_scores
+from evalrun.scoring.refusal import refusal_of
 from evalrun.scoring.summary import RETRIEVAL, summarize
 
 LAYERS = ("candidates", "context")
+NO_CONTEXT = "the trace reports no context (no 'context' key)"
+TREC_RUN = "a TREC run has no final context or answer"
 
 
-def layer_ids(trace: Trace, layer: str, known: dict[str, str], excluded: set[str]) -> list[str]:
+def layer_ids(trace: Trace, layer: str, known: dict[str, str], excluded: set[str]) -> list[str] | None:
     """Return the chunk ids of one layer of a trace as scored: in rank order, without the chunks of
-    documents the leakage check excluded."""
-    return [p.chunk_id for p in getattr(trace, layer) if known.get(p.chunk_id) not in excluded]
+    documents the leakage check excluded; None when the trace does not report that layer."""
+    passages = getattr(trace, layer)
+    if passages is None:
+        return None
+    return [p.chunk_id for p in passages if known.get(p.chunk_id) not in excluded]
+
+
+def references(item: EvalItem) -> list[str]:
+    """Return every accepted answer of an item, the reference answer among them."""
+    answers = list(item.answers)
+    if item.reference_answer and item.reference_answer not in answers:
+        answers.append(item.reference_answer)
+    return [a for a in answers if a.strip()]
+
+
+def read_trace(record: TraceRecord | None, item: EvalItem) -> tuple[Trace | None, str | None, list[str]]:
+    """Return (the item's trace, why the target failed, unknown keys of the trace)."""
+    if record is None:
+        return None, "no trace", []
+    if record.error is not None:
+        return None, record.error, []
+    try:
+        trace = trace_from(record.trace, item_id=item.id, question=item.question, where=f"trace of {item.id}")
+    except InputError as exc:
+        return None, f"bad trace: {exc}", []
+    return trace, None, unknown_keys(record.trace)
+
+
+def excluded_evidence(item: EvalItem, known: dict[str, str], excluded: set[str]) -> list[str]:
+    """Return the excluded documents that hold a required evidence group of the item entirely
+    (the system could not have retrieved that group), sorted."""
+    if not excluded or not item.answerable:
+        return []
+    docs: set[str] = set()
+    for group in item_groups(item):
+        holders = {known.get(c) for c in group.chunk_ids}
+        if group.chunk_ids and holders <= excluded:
+            docs |= holders
+    return sorted(docs)
+
+
+class _Scorer:
+    """Every item's retrieval, refusal and lexical scores, and what the judge needs afterwards."""
+
+    def __init__(self, run, items: list[EvalItem], known: dict[str, str]):
+        self.settings = run.manifest.settings
+        self.ks = tuple(self.settings.ks)
+        self.known = known
+        self.excluded = set(run.manifest.leakage_gate.excluded_docs)
+        self.rows: dict[str, ItemScores] = {}
+        self.traces: dict[str, Trace] = {}      # traces that scored (failed items have none)
+        self.answered: dict[str, Trace] = {}    # traces with an answer to judge
+        self.refused: set[str] = set()
+        self.evidence_in_context: set[str] = set()
+        self.qrels: dict[str, dict] = {}
+        self.groups: dict[str, dict] = {}
+        self.runs: dict[str, dict[str, list[str]]] = {layer: {} for layer in LAYERS}
+        self.no_layer: dict[str, dict[str, str]] = {layer: {} for layer in LAYERS}
+        self.problems: Counter = Counter()
+        for item in items:
+            self.rows[item.id] = self._score(item, run.traces.get(item.id))
+
+    def _problem(self, row: ItemScores, kind: str, text: str) -> None:
+        row.problems.append(text)
+        self.problems[kind] += 1
+
+    def _score(self, item: EvalItem, record: TraceRecord | None) -> ItemScores:
+        row = ItemScores(item_id=item.id, answerable=item.answerable)
+        trace, failure, unknown = read_trace(record, item)
+        trec = record is not None and record.kind == "trec"
+        if failure is not None:
+            row.failed = failure
+            self._problem(row, failure.split(":")[0], failure)
+            row.attribution.append("target_failed")
+            trace = Trace(item_id=item.id, question=item.question, context=[])  # a system that returned nothing
+        else:
+            self.traces[item.id] = trace
+        if unknown:
+            self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
+        missing = sorted({p.chunk_id for p in trace.candidates + (trace.context or []) if p.chunk_id not in self.known})
+        if missing:
+            self._problem(row, "unknown chunk id", f"unknown chunk ids: {', '.join(missing[:5])}")
+        if trace.error:
+            self._problem(row, "system error", f"system reported: {trace.error[:120]}")
+        row.values["success"] = 0.0 if failure or trace.error else 1.0
+        apart = excluded_evidence(item, self.known, self.excluded)
+        if apart:
+            row.apart = f"evidence in documents the leakage check excluded: {', '.join(apart[:5])}"
+        layers = {layer: layer_ids(trace, layer, self.known, self.excluded) for layer in LAYERS}
+        no_context = TREC_RUN if trec else NO_CONTEXT
+        refusal = None if trec else ("" if failure else refusal_of(trace, item.language))
+        if item.answerable:
+            self._retrieval(item, row, layers, no_context)
+            if refusal:
+                row.attribution.append("false_refusal")
+                self.refused.add(item.id)
+            if not trec:
+                cited = ChunkIds({p.chunk_id for p in trace.context or []} | set(trace.citations), self.known)
+                values, unscored = lexical_scores(None if failure else trace.answer, language=item.language,
+                                                  answers=references(item), known_ids=cited,
+                                                  key_points=[k.text for k in item.key_points], answerable=True)
+                row.values.update(values)
+                row.unscored.update(unscored)
+                if failure is None and not refusal:
+                    self.answered[item.id] = trace
+        else:
+            row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
+            if trec:
+                row.unscored["unanswerable/correct_refusal"] = TREC_RUN
+            else:
+                row.values["unanswerable/correct_refusal"] = 1.0 if refusal else 0.0
+                if refusal:
+                    row.refusal = refusal
+                elif failure is None:
+                    row.attribution.append("false_answer")
+        if trec and item.answerable:
+            row.unscored.update(dict.fromkeys(LEXICAL, TREC_RUN))
+        if refusal and item.answerable:
+            row.refusal = refusal
+        return row
+
+    def _retrieval(self, item: EvalItem, row: ItemScores, layers: dict, no_context: str) -> None:
+        target = retrieval_qrels(item)
+        if isinstance(target, str):
+            row.unscored["retrieval"] = target
+            return
+        grades, chunk_group = target
+        self.qrels[item.id], self.groups[item.id] = grades, chunk_group
+        for layer in LAYERS:
+            if layers[layer] is None:
+                self.no_layer[layer][item.id] = no_context
+            else:
+                self.runs[layer][item.id] = layers[layer]
+        found = {layer: {chunk_group[c] for c in ids if c in chunk_group}
+                 for layer, ids in layers.items() if ids is not None}
+        context = found.get("context")
+        if context is not None and not set(grades) - context:
+            self.evidence_in_context.add(item.id)
+        if row.failed is None:
+            if set(grades) - found["candidates"]:
+                row.attribution.append("retrieval_miss")
+            elif context is not None and set(grades) - context:
+                row.attribution.append("context_cut")
+        points = [k for k in item.key_points if k.evidence_ids]
+        if not points:
+            return
+        if layers["context"] is None:
+            row.unscored["context/key_point_coverage"] = no_context
+            return
+        in_context = {e.evidence_id for e in item.evidence if set(e.chunk_ids) & set(layers["context"])}
+        row.values["context/key_point_coverage"] = sum(bool(set(k.evidence_ids) & in_context)
+                                                       for k in points) / len(points)
+
+    def score_layers(self) -> None:
+        """Score both layers of every item with qrels into its row."""
+        settings = self.settings
+        for layer in LAYERS:
+            run = self.runs[layer]
+            scored = retrieval_metrics({q: self.qrels[q] for q in run}, run, self.ks,
+                                       groups={q: self.groups[q] for q in run},
+                                       precision_denominator=settings.precision_denominator)
+            for item_id, values in scored.items():
+                row = self.rows[item_id]
+                for name, value in values.items():
+                    if value is None:
+                        row.unscored[f"{layer}/{name}"] = "nothing returned: precision over returned is undefined"
+                    else:
+                        row.values[f"{layer}/{name}"] = float(value)
+            for item_id, reason in self.no_layer[layer].items():
+                for k in self.ks:
+                    for metric in RETRIEVAL:
+                        self.rows[item_id].unscored[f"{layer}/{metric}@{k}"] = reason
+
+    def exclude_failed(self) -> None:
+        """--exclude-errors: every metric of a failed item becomes unscored with the reason."""
+        for row in self.rows.values():
+            if row.failed is None:
+                continue
+            reason = f"target failed, left out (--exclude-errors): {row.failed[:120]}"
+            for name in list(row.values):
+                if name != "success":
+                    row.unscored[name] = reason
+                    del row.values[name]
+            for name in list(row.unscored):
+                row.unscored[name] = reason
 
 
 def score_run(workspace: Workspace, folder: Path,
@@ -44,96 +249,31 @@ def score_run(workspace: Workspace, folder: Path,
     if release is None:
         release = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
     items = release[1]
-    ks = tuple(manifest.settings.ks)
     snapshot_chunks = SnapshotStore(workspace).chunks(manifest.kb_snapshot)
     known = {c.chunk_id: c.doc_id for c in snapshot_chunks}
+    scorer = _Scorer(run, items, known)
+    scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
-    evidence_in_context: set[str] = set()
-    excluded = set(manifest.leakage_gate.excluded_docs)
-    rows: dict[str, ItemScores] = {}
-    traces: dict[str, Trace] = {}
-    qrels, groups, runs = {}, {}, {layer: {} for layer in LAYERS}
-    problems: Counter = Counter()
+    judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context)
     for item in items:
-        row = rows[item.id] = ItemScores(item_id=item.id, answerable=item.answerable)
-        record = run.traces.get(item.id)
-        if record is None or record.error is not None:
-            reason = "no trace" if record is None else record.error
-            row.problems.append(reason)
-            problems[reason.split(":")[0]] += 1
-            row.values["success"] = 0.0
+        row = scorer.rows[item.id]
+        if not item.answerable or not (row.failed or item.id in scorer.refused):
             continue
-        try:
-            trace = trace_from(record.trace, item_id=item.id, question=item.question, where=f"trace of {item.id}")
-        except InputError as exc:
-            row.problems.append(f"bad trace: {exc}")
-            problems["bad trace"] += 1
-            row.values["success"] = 0.0
-            continue
-        traces[item.id] = trace
-        unknown = [p.chunk_id for p in trace.candidates + trace.context if p.chunk_id not in known]
-        if unknown:
-            row.problems.append(f"unknown chunk ids: {', '.join(sorted(set(unknown))[:5])}")
-            problems["unknown chunk id"] += 1
-        layers = {layer: layer_ids(trace, layer, known, excluded) for layer in LAYERS}
-        has_context = not trace.trec
-        if item.answerable:
-            target = retrieval_qrels(item)
-            if isinstance(target, str):
-                row.unscored["retrieval"] = target
-            else:
-                grades, chunk_group = target
-                qrels[item.id], groups[item.id] = grades, chunk_group
-                runs["candidates"][item.id] = layers["candidates"]
-                if has_context:
-                    runs["context"][item.id] = layers["context"]
-                found = {layer: {chunk_group[c] for c in ids if c in chunk_group} for layer, ids in layers.items()}
-                if has_context and not set(grades) - found["context"]:
-                    evidence_in_context.add(item.id)
-                if set(grades) - found["candidates"]:
-                    row.attribution.append("retrieval_miss")
-                elif has_context and set(grades) - found["context"]:
-                    row.attribution.append("context_cut")
-                points = [k for k in item.key_points if k.evidence_ids]
-                if points and has_context:
-                    in_context = {e.evidence_id for e in item.evidence
-                                  if set(e.chunk_ids) & set(layers["context"])}
-                    row.values["context/key_point_coverage"] = sum(
-                        bool(set(k.evidence_ids) & in_context) for k in points) / len(points)
-            if has_context and trace.is_refusal():
-                row.attribution.append("false_refusal")
-        else:
-            row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
-            if has_context:
-                refused = trace.is_refusal()
-                row.values["unanswerable/correct_refusal"] = 1.0 if refused else 0.0
-                if not refused:
-                    row.attribution.append("false_answer")
-        row.values["success"] = 0.0 if trace.error else 1.0
-        if trace.error:
-            problems["system error"] += 1
-            row.problems.append(f"system reported: {trace.error[:120]}")
-    for layer in LAYERS:
-        scored = retrieval_metrics({q: qrels[q] for q in runs[layer]}, runs[layer], ks,
-                                   groups={q: groups[q] for q in runs[layer]},
-                                   precision_denominator=manifest.settings.precision_denominator)
-        for item_id, values in scored.items():
-            for name, value in values.items():
-                if value is None:
-                    rows[item_id].unscored[f"{layer}/{name}"] = "nothing returned: precision over returned is undefined"
-                else:
-                    rows[item_id].values[f"{layer}/{name}"] = float(value)
-        for item_id in qrels:
-            if layer == "context" and item_id not in runs["context"] and item_id in traces:
-                for k in ks:
-                    for metric in RETRIEVAL:
-                        rows[item_id].unscored[f"context/{metric}@{k}"] = "a TREC run has no final context"
-    answered = {i: t for i, t in traces.items() if not t.trec}
-    judge = score_judged(workspace, rows, items, answered, chunk_texts, evidence_in_context)
-    ordered = [rows[i.id] for i in items]
-    summary = summarize(ordered, items, traces, manifest, problems)
+        if judge.status == "scored" and item.key_points:
+            # A refusal or a failure covers no key point: certain without asking the judge.
+            row.values["generation/completeness"] = row.values["generation/correctness"] = 0.0
+        if row.failed:
+            for name in GENERATION:
+                if name not in row.values:
+                    row.unscored.setdefault(name, "target failed: no answer to judge")
+    if manifest.settings.exclude_errors:
+        scorer.exclude_failed()
+    ordered = [scorer.rows[i.id] for i in items]
+    failed_ms = [r.elapsed_ms for r in run.traces.values() if r.error is not None and r.elapsed_ms is not None]
+    summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms)
     summary.judge = judge
     summary.layers["generation"] = judge.status
-    atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json") for r in ordered))
+    atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json", exclude_none=True)
+                                                          for r in ordered))
     summary.write(Path(folder) / SUMMARY)
     return summary

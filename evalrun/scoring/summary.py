@@ -3,6 +3,7 @@ attribution."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -31,15 +32,21 @@ def percentiles(values: list[float]) -> LatencySummary | None:
     """
     if not values:
         return None
-    data = np.asarray(values)
-    return LatencySummary(n=len(values), p50=round(float(np.percentile(data, 50)), 3),
-                          p95=round(float(np.percentile(data, 95)), 3), max=round(float(data.max()), 3))
+    data = np.asarray(values, dtype=float)
+    return LatencySummary(n=len(values), p50=float(np.percentile(data, 50)), p95=float(np.percentile(data, 95)),
+                          max=float(data.max()))
 
 
-def subsets_of(items: list[EvalItem]) -> dict[str, list[str]]:
-    """Return {"field=value": [item ids]} for difficulty, qtype, source, split and every tag."""
+def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Return {"field=value": [item ids]} for difficulty, qtype, source, split and every tag, and
+    {"apart=<reason>": [item ids]} for the items scored apart (`apart`: item id -> reason), which
+    are in no other subset."""
+    apart = apart or {}
     subsets: dict[str, list[str]] = {}
     for item in items:
+        if item.id in apart:
+            subsets.setdefault(f"apart={apart[item.id]}", []).append(item.id)
+            continue
         for field_name in SUBSET_FIELDS:
             subsets.setdefault(f"{field_name}={getattr(item, field_name) or 'none'}", []).append(item.id)
         for tag in item.tags:
@@ -47,9 +54,13 @@ def subsets_of(items: list[EvalItem]) -> dict[str, list[str]]:
     return subsets
 
 
-def end_to_end(traces: dict[str, Trace], manifest: RunManifest) -> EndToEnd:
-    """Return latency per stage, the system's tokens and its cost (from the traces, else the prices)."""
+def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[float] = ()) -> EndToEnd:
+    """Return latency per stage, the system's tokens and its cost (from the traces, else the prices);
+    `failed_ms`: how long the calls that failed took (timeouts included), reported as their own stage
+    so that the system's latency neither hides nor mixes them."""
     stages: dict[str, list[float]] = {}
+    if failed_ms:
+        stages["failed calls"] = list(failed_ms)
     tokens: Counter = Counter()
     cost = 0.0
     settings = manifest.settings
@@ -64,27 +75,57 @@ def end_to_end(traces: dict[str, Trace], manifest: RunManifest) -> EndToEnd:
             cost += (trace.usage.prompt_tokens * settings.price_input
                      + trace.usage.completion_tokens * settings.price_output) / 1e6
     return EndToEnd(latency_ms={stage: percentiles(v) for stage, v in sorted(stages.items())},
-                    system_tokens=dict(tokens), system_cost=round(cost, 6) if cost else None)
+                    system_tokens=dict(tokens), system_cost=cost if cost else None)
+
+
+def context_loss(rows: list[ItemScores], ks) -> dict[str, float]:
+    """Return {metric@K: mean over items of candidates minus context}, over the items that have both
+    values (a trace without a context, a TREC run, has no loss to measure; means over different
+    items would be no loss at all).
+
+    >>> rows = [ItemScores(item_id="a", answerable=True, values={"candidates/recall@1": 1.0, "context/recall@1": 0.0}),
+    ...         ItemScores(item_id="b", answerable=True, values={"candidates/recall@1": 0.0})]
+    >>> context_loss(rows, [1])["recall@1"]
+    1.0
+    """
+    loss = {}
+    for k in ks:
+        for metric in RETRIEVAL:
+            before, after = f"candidates/{metric}@{k}", f"context/{metric}@{k}"
+            pairs = [(row.values[before], row.values[after]) for row in rows
+                     if before in row.values and after in row.values]
+            if pairs:
+                loss[f"{metric}@{k}"] = math.fsum(b - a for b, a in pairs) / len(pairs)
+    return loss
+
+
+APART = {"evidence in documents the leakage check excluded": "excluded evidence"}
+
+
+def apart_label(reason: str) -> str:
+    """Return the short label of a reason for scoring an item apart."""
+    return APART.get(reason.split(":")[0], reason.split(":")[0])
 
 
 def summarize(rows: list[ItemScores], items: list[EvalItem], traces: dict[str, Trace], manifest: RunManifest,
-              problems: Counter) -> RunSummary:
-    """Return the run's summary: every metric overall and per subset, losses, end to end, attribution."""
+              problems: Counter, failed_ms: list[float] = ()) -> RunSummary:
+    """Return the run's summary: every metric overall and per subset, losses, end to end, attribution.
+
+    "all" and every subset hold the items not scored apart; those are summarised under their
+    own label ("apart=excluded evidence")."""
     metrics = sorted({name for row in rows for name in list(row.values) + list(row.unscored)})
-    table = aggregate(rows, metrics, subsets_of(items))
-    overall = table["all"]
-    loss = {}
-    for k in manifest.settings.ks:
-        for metric in RETRIEVAL:
-            before, after = overall.get(f"candidates/{metric}@{k}"), overall.get(f"context/{metric}@{k}")
-            if before and after and before.mean is not None and after.mean is not None:
-                loss[f"{metric}@{k}"] = round(before.mean - after.mean, 6)
+    apart = {row.item_id: apart_label(row.apart) for row in rows if row.apart}
+    table = aggregate(rows, metrics, subsets_of(items, apart), overall=[r.item_id for r in rows if not r.apart])
+    loss = context_loss([row for row in rows if not row.apart], manifest.settings.ks)
     return RunSummary(
         run=RunRef(dataset=manifest.dataset, version=manifest.version, content_sha256=manifest.content_sha256,
                    kb_snapshot=manifest.kb_snapshot, target=manifest.target, diagnostic=manifest.diagnostic),
         scored_at=now(), items=len(items), answerable=sum(i.answerable for i in items),
         unanswerable=sum(not i.answerable for i in items), leakage_gate=manifest.leakage_gate,
         problems=dict(problems), unscored_items=len({row.item_id for row in rows if row.unscored}),
-        metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest),
+        failed_items=dict(Counter(row.failed.split(":")[0] for row in rows if row.failed)),
+        apart={label: [row.item_id for row in rows if row.apart and apart_label(row.apart) == label]
+               for label in sorted(set(apart.values()))},
+        metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest, failed_ms),
         attribution=dict(Counter(a for row in rows for a in row.attribution)),
         layers={"retrieval": "scored", "generation": None})

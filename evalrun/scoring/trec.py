@@ -1,7 +1,8 @@
 """A run's retrieval in TREC run format, in the terms evalrun scores it: each layer's chunk ids as
-scored (excluded documents left out), mapped to the item's evidence-group keys and de-duplicated
-keeping the first, so that trec_eval or ranx on the BEIR export's `groups/<split>.qrels` give
-evalrun's own values. With `chunks`, the chunk ids as the system returned them."""
+scored (excluded documents left out), mapped to the item's evidence-group keys, so that trec_eval or
+ranx on the BEIR export's `groups/<split>.qrels` give evalrun's own values. A rank holding a group
+already seen higher up keeps its rank under an id no qrels holds (`copy@RANK:CHUNK`), as evalrun
+counts it: a rank, not relevant. With `chunks`, the chunk ids as the system returned them."""
 
 from __future__ import annotations
 
@@ -18,9 +19,24 @@ from curate import (
     retrieval_qrels,
 )
 from evalrun.records import read_run, trace_from
-from evalrun.scoring.score import LAYERS, layer_ids
+from evalrun.scoring.score import LAYERS, excluded_evidence, layer_ids
 
 TAG = "evalrun"
+
+
+def group_ranks(chunk_ids: list[str], chunk_group: dict[str, str]) -> list[str]:
+    """Return the ranks of a layer as evidence-group keys, a later copy of a group as `copy@RANK:CHUNK`.
+
+    >>> group_ranks(["a#1", "x", "a#2"], {"a#1": "group:e1", "a#2": "group:e1"})
+    ['group:e1', 'x', 'copy@3:a#2']
+    """
+    seen: set[str] = set()
+    ranks = []
+    for rank, chunk_id in enumerate(chunk_ids, start=1):
+        group = chunk_group.get(chunk_id, chunk_id)
+        ranks.append(f"copy@{rank}:{chunk_id}" if group in seen else group)
+        seen.add(group)
+    return ranks
 
 
 def trec_run(workspace: Workspace, folder: Path, *, layer: str = "candidates", chunks: bool = False) -> tuple[str, dict]:
@@ -34,27 +50,36 @@ def trec_run(workspace: Workspace, folder: Path, *, layer: str = "candidates", c
     known = {c.chunk_id: c.doc_id for c in SnapshotStore(workspace).chunks(manifest.kb_snapshot)}
     excluded = set(manifest.leakage_gate.excluded_docs)
     lines: list[str] = []
-    counts = {"items": 0, "without a trace": 0, "bad traces": 0}
+    failed = ("failed items (left out, as --exclude-errors left them out of evalrun's figures)"
+              if manifest.settings.exclude_errors else "failed items (no lines; evalrun scores them as retrieving "
+              "nothing, as trec_eval -c and ranx make_comparable=True do)")
+    counts = {"items": 0, failed: 0}
     for item in items:
         record = run.traces.get(item.id)
         if record is None or record.error is not None:
-            counts["without a trace"] += 1
+            counts[failed] += 1
             continue
         try:
             trace = trace_from(record.trace, item_id=item.id, question=item.question)
         except CurateError:
-            counts["bad traces"] += 1
+            counts[failed] += 1
             continue
-        if layer == "context" and trace.trec:
+        if layer == "context" and record.kind == "trec":
             raise InputError("a TREC run has no final context: export --layer candidates", field="layer")
+        if excluded_evidence(item, known, excluded):
+            key = "items scored apart (left out, as evalrun's 'all' leaves them out: their evidence was excluded)"
+            counts[key] = counts.get(key, 0) + 1
+            continue
         ids = layer_ids(trace, layer, known, excluded)
+        if ids is None:  # the trace reports no context: evalrun leaves its context unscored
+            counts["without a context"] = counts.get("without a context", 0) + 1
+            continue
         if not chunks:
             target = retrieval_qrels(item) if item.answerable else "unanswerable"
             if isinstance(target, str):  # evalrun scores no retrieval for it, so the run holds none
                 counts["not scored for retrieval"] = counts.get("not scored for retrieval", 0) + 1
                 continue
-            chunk_group = target[1]
-            ids = list(dict.fromkeys(chunk_group.get(c, c) for c in ids))
+            ids = group_ranks(ids, target[1])
         counts["items"] += 1
         lines.extend(f"{item.id} Q0 {doc} {rank} {len(ids) - rank + 1} {TAG}" for rank, doc in enumerate(ids, start=1))
     return "".join(line + "\n" for line in lines), counts

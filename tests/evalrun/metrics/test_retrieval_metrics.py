@@ -57,26 +57,41 @@ def test_ideal_ranking_takes_the_best_grades_first_and_stops_at_k():
     assert scores["recall@2"] == 2 / 3
 
 
-def test_copies_of_one_evidence_count_once_and_take_no_rank():
-    # a#1 and a#2 are two copies of evidence a: S = a x b, so b is at rank 3, not 4.
+def test_copies_of_one_evidence_count_once_and_keep_their_rank():
+    # a#1 and a#2 are two copies of evidence a: S = a (a) x b, the copy at rank 2 counts as not relevant.
     qrels = {"q": {"a": 2, "b": 1}}
     run = {"q": ["a#1", "a#2", "x", "b"]}
     groups = {"q": {"a#1": "a", "a#2": "a"}}
-    scores = retrieval_metrics(qrels, run, ks=(3,), groups=groups)["q"]
-    assert scores["recall@3"] == 2 / 2
-    assert scores["precision@3"] == 2 / 3
+    scores = retrieval_metrics(qrels, run, ks=(3, 4), groups=groups)["q"]
+    assert scores["recall@3"] == 1 / 2  # b is at rank 4: not in the first 3 ranks
+    assert scores["recall@4"] == 2 / 2
+    assert scores["precision@3"] == 1 / 3
+    assert scores["precision@4"] == 2 / 4
     assert scores["mrr@3"] == 1 / 1
-    assert scores["ndcg@3"] == pytest.approx((2 / log2(2) + 1 / log2(4)) / (2 / log2(2) + 1 / log2(3)), abs=1e-15)
-    # Without the groups the copies are unknown ids and b is at rank 4.
+    assert scores["ndcg@4"] == pytest.approx((2 / log2(2) + 1 / log2(5)) / (2 / log2(2) + 1 / log2(3)), abs=1e-15)
+    # Without the groups the copies are unknown ids and b is at rank 4 all the same.
     plain = retrieval_metrics(qrels, run, ks=(3, 4))["q"]
     assert plain["hit_rate@3"] == 0
     assert plain["mrr@4"] == 1 / 4
 
 
-def test_a_retrieved_id_repeated_is_kept_once_at_its_first_rank():
-    scores = retrieval_metrics({"q": {"b": 1}}, {"q": ["a", "a", "a", "b"]}, ks=(2,))["q"]
-    assert scores["mrr@2"] == 1 / 2  # S = a b
-    assert scores["precision@2"] == 1 / 2
+def test_at_k_means_the_first_k_ranks_so_a_context_of_the_first_k_candidates_loses_nothing():
+    # Candidates a#1 a#2 b c; the context is their first 3. Collapsing copies before the cut would
+    # put b and c into the candidates' S_3 and show a loss the context never made.
+    qrels = {"q": {"a": 1, "b": 1, "c": 1}}
+    groups = {"q": {"a#1": "a", "a#2": "a"}}
+    candidates = retrieval_metrics(qrels, {"q": ["a#1", "a#2", "b", "c"]}, ks=(3,), groups=groups)["q"]
+    context = retrieval_metrics(qrels, {"q": ["a#1", "a#2", "b"]}, ks=(3,), groups=groups)["q"]
+    assert candidates == context
+    assert candidates["recall@3"] == 2 / 3
+
+
+def test_a_retrieved_id_repeated_counts_at_its_first_rank_only():
+    scores = retrieval_metrics({"q": {"b": 1}}, {"q": ["a", "a", "a", "b"]}, ks=(2, 4))["q"]
+    assert scores["mrr@2"] == 0  # S_2 = a (a)
+    assert scores["mrr@4"] == 1 / 4
+    scores = retrieval_metrics({"q": {"b": 1}}, {"q": ["b", "b", "b"]}, ks=(3,))["q"]
+    assert scores["precision@3"] == 1 / 3 and scores["recall@3"] == 1
 
 
 def test_groups_of_one_query_do_not_apply_to_another():
@@ -305,16 +320,21 @@ def test_scifact_bm25_equals_ranx_and_trec_eval(scifact):
     assert_same(ours, trec_eval_scores(qrels, run), "trec_eval")
 
 
-def test_scifact_with_copies_equals_the_references_on_the_deduplicated_run(scifact):
+def test_scifact_with_copies_equals_the_references_on_the_run_with_copies_marked(scifact):
     # Every abstract gets a copy in the corpus; BM25 finds both, the groups say they are one
-    # evidence, so the top 100 hold about 50 distinct abstracts and a relevant one at raw rank 2r
-    # is at rank r. The references see the run mapped to groups and de-duplicated by hand.
+    # evidence, so the top 100 hold about 50 distinct abstracts, each copy after the first at a rank
+    # of its own that is not relevant. The references see the run mapped to groups, every later copy
+    # replaced by an id no qrels holds.
     corpus, queries, qrels, _ = scifact
     run = bm25_run(corpus | {f"{doc_id}#copy": text for doc_id, text in corpus.items()}, queries)
     copies = {f"{doc_id}#copy": doc_id for doc_id in corpus}
     groups = {q: copies for q in qrels}
     assert any(len({groups[q].get(d, d) for d in ids}) < len(ids) for q, ids in run.items())
     ours = retrieval_metrics(qrels, run, ks=KS, groups=groups)
-    deduplicated = {q: list(dict.fromkeys(groups[q].get(d, d) for d in ids)) for q, ids in run.items()}
-    assert_same(ours, ranx_scores(qrels, deduplicated), "ranx")
-    assert_same(ours, trec_eval_scores(qrels, deduplicated), "trec_eval")
+    marked = {}
+    for q, ids in run.items():
+        mapped = [groups[q].get(d, d) for d in ids]
+        marked[q] = [g if g not in mapped[:rank] else f"copy-{rank}" for rank, g in enumerate(mapped)]
+    assert any(d.startswith("copy-") for ids in marked.values() for d in ids)
+    assert_same(ours, ranx_scores(qrels, marked), "ranx")
+    assert_same(ours, trec_eval_scores(qrels, marked), "trec_eval")

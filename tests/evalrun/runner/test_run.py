@@ -1,4 +1,5 @@
 import json
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -84,6 +85,11 @@ def test_bad_input_is_recorded_per_item_and_the_run_goes_on(released, tmp_path):
     assert summary.problems == {"target raised RuntimeError": 1, "bad trace": 2, "unknown chunk id": 1,
                                    "target timed out after 1 s": 1}
     assert summary.metrics["all"]["success"].mean == 1 / 5     # only t-4 produced a usable trace
+    # the abandoned SAML call returns a second later and records its question in CALLS: let it, here,
+    # rather than in the next test
+    for thread in threading.enumerate():
+        if thread.name.startswith("evalrun call"):
+            thread.join(timeout=3)
 
 
 def test_leakage_gate_refuses_an_unchecked_release(handbook, tmp_path):
@@ -129,8 +135,8 @@ def test_trec_run_scores_candidates_only(released, tmp_path):
     folder = run(released.workspace, ref="faq@v1", traces=run_file, out=tmp_path / "run")
     scores = _scores(folder)
     assert scores["t-1"].values["candidates/recall@1"] == 1.0
-    assert scores["t-1"].unscored["context/recall@5"] == "a TREC run has no final context"
-    assert _summary(folder).metrics["all"]["context/recall@5"].unscored == {"a TREC run has no final context": 4}
+    assert scores["t-1"].unscored["context/recall@5"] == "a TREC run has no final context or answer"
+    assert _summary(folder).metrics["all"]["context/recall@5"].unscored == {"a TREC run has no final context or answer": 4}
 
 
 def test_oracle_context_is_a_labelled_diagnostic_run(released, tmp_path):
@@ -163,7 +169,6 @@ def test_key_point_coverage_counts_points_whose_evidence_reached_the_context(han
 
 
 def test_http_target_and_its_garbage(released, tmp_path):
-    import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):

@@ -66,7 +66,8 @@ def test_key_points_and_claims_give_hand_computed_values(server, tmp_path):
     traces = {"a": _trace("a", "LG-4031 means the token expired. Tokens last one hour. It is made on the moon.")}
     result = score_generation(items, traces, CHUNKS, _judge(server, tmp_path), evidence_in_context={"a"})["a"]
     values = result["values"]
-    assert values["generation/correctness"] == values["generation/completeness"] == 0.5    # 1 of 2 covered
+    assert values["generation/completeness"] == 1 / 2                                       # 1 of 2 covered
+    assert values["generation/correctness"] == 0.0                                          # not all covered
     assert values["generation/key_points_contradicted"] == 0.0
     assert values["generation/faithfulness"] == pytest.approx(2 / 3)                        # 3 claims, 1 unsupported
     assert values["generation/hallucination_rate"] == pytest.approx(1 / 3)
@@ -80,9 +81,24 @@ def test_contradicted_key_point_and_no_attribution_without_evidence_in_context(s
     items = {"b": _item("b", ["It expired.", "Tokens reset daily."])}
     traces = {"b": _trace("b", "The token expired. Tokens last one hour.")}
     result = score_generation(items, traces, CHUNKS, _judge(server, tmp_path))["b"]
-    assert result["values"]["generation/correctness"] == 0.5
-    assert result["values"]["generation/key_points_contradicted"] == 0.5
+    assert result["values"]["generation/completeness"] == 1 / 2
+    assert result["values"]["generation/correctness"] == 0.0          # one key point contradicted
+    assert result["values"]["generation/key_points_contradicted"] == 1 / 2
     assert result["values"]["generation/faithfulness"] == 1.0 and result["attribution"] == []
+
+
+def test_correctness_is_all_or_nothing_and_a_correct_answer_is_no_generation_miss(server, tmp_path):
+    items = {"all": _item("all", ["The token expired.", "It expired at noon."]),
+             "most": _item("most", ["The token expired.", "It expired at noon.", "Contact the admin."])}
+    traces = {"all": _trace("all", "The token expired at noon."), "most": _trace("most", "The token expired at noon.")}
+    results = score_generation(items, traces, CHUNKS, _judge(server, tmp_path), evidence_in_context={"all", "most"})
+    assert results["all"]["values"]["generation/completeness"] == 2 / 2
+    assert results["all"]["values"]["generation/correctness"] == 1.0
+    assert "generation_miss" not in results["all"]["attribution"]
+    assert results["most"]["values"]["generation/completeness"] == 2 / 3   # 2 of 3 covered, none contradicted
+    assert results["most"]["values"]["generation/correctness"] == 0.0
+    assert results["most"]["values"]["generation/key_points_contradicted"] == 0.0
+    assert "generation_miss" in results["most"]["attribution"]             # evidence in the context, incomplete
 
 
 def test_a_500_from_the_judge_makes_that_metric_unscored_with_its_reason(server, tmp_path):
@@ -138,7 +154,7 @@ def test_chinese_answers_are_split_into_claims_and_asked_in_chinese(server, tmp_
     result = score_generation(items, traces, CHUNKS, _judge(server, tmp_path))["z"]
     assert result["details"]["claims"] == ["LG-4031 表示令牌已过期。", "令牌有效期一小时；", "它产自月亮！"]
     assert result["values"]["generation/faithfulness"] == pytest.approx(2 / 3)
-    assert result["values"]["generation/correctness"] == 1.0
+    assert result["values"]["generation/correctness"] == result["values"]["generation/completeness"] == 1.0
     assert result["values"]["generation/citation_accuracy"] == 1.0
     asked = prompt("gen_claim_supported", "zh").messages({"context": "c", "claim": "x"})[-1]["content"]
     assert asked.startswith("提供给助手的上下文")
@@ -156,6 +172,18 @@ def test_empty_context_supports_nothing_without_asking(server, tmp_path):
     assert result["values"]["generation/faithfulness"] == 0.0
     assert result["values"]["generation/hallucination_rate"] == 1.0
     assert server.requests == 1   # only answer relevance
+
+
+def test_a_context_the_trace_does_not_report_leaves_faithfulness_and_citations_unscored(server, tmp_path):
+    items = {"n": _item("n", ["The token expired."])}
+    traces = {"n": Trace(item_id="n", question="q", answer="The token expired [kb#1]. It lasts an hour.",
+                         context=None, citations=["kb#1"])}
+    result = score_generation(items, traces, CHUNKS, _judge(server, tmp_path))["n"]
+    reason = "the trace reports no context (no 'context' key)"
+    for name in ("faithfulness", "hallucination_rate", "citation_accuracy"):
+        assert result["unscored"][f"generation/{name}"] == reason
+    assert result["values"]["generation/correctness"] == 1.0 and result["details"]["citations_outside_context"] == []
+    assert server.requests == 1 + 1   # the key point and answer relevance only
 
 
 def test_refusals_errors_and_unanswerable_items_are_not_judged(server, tmp_path):
