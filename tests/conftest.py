@@ -67,7 +67,7 @@ def with_minilm(workspace: Workspace, monkeypatch) -> Workspace:
     """The workspace, its embedding model set to the packaged MiniLM (no model hub)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     text = workspace.config_path.read_text(encoding="utf-8")
-    lines = [f'model = "{minilm_path()}"' if line.startswith("model = ") and "MiniLM" in line else line
+    lines = [f'model = "{minilm_path()}"' if line.startswith('model = "embedded:') else line
              for line in text.splitlines()]
     workspace.config_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert workspace.setting("embedding", "model") == str(minilm_path())

@@ -1,5 +1,13 @@
-"""`curate check-dups`: duplicate questions (exact, fuzzy, semantic), and with `kb` duplicate chunks
-(`curate.checks.copies`)."""
+"""`curate check-dups`: duplicate questions (exact, form, fuzzy, semantic), and with `kb` duplicate
+chunks (`curate.checks.copies`).
+
+Questions are alike when they are the same after folding (`exact`: width, case, punctuation, white
+space), the same but for politeness and question particles at their start or end (`form`: 请问, 请,
+呢, 吗, 呀, 啊, 吧 ...; see `form_key`), close in characters (`fuzzy`: rapidfuzz ratio on folded text)
+or in meaning (`semantic`: cosine of the workspace model's embeddings, from the model's own
+threshold). `--fix` rejects automatically only what differs by form: a fuzzy or semantic match can
+change what is asked ("女屌丝什么意思" is not "屌丝什么意思"), so it is marked for review, never rejected.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,7 @@ from curate.checks.clusters import Cluster, Edge, clusters
 from curate.checks.copies import chunk_groups, stored_groups, write_chunk_groups
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import InputError
-from curate.index.embeddings import question_vectors
+from curate.index.embeddings import SemanticPass, semantic_pass
 from curate.index.kb_index import KBIndex
 from curate.records import (
     UNRELEASED_STATUSES,
@@ -33,6 +41,12 @@ STATUS_RANK = {"verified": 0, "labelled": 1, "draft": 2, "needs_adjudication": 3
                "needs_evidence": 5, "quarantined": 6, "rejected": 7}
 SOURCE_RANK = {"human": 0, "production": 1, "synthetic": 2}
 ROWS_PER_BLOCK = 2000
+# Politeness and question particles that change nothing of what is asked, at the start or the end of a
+# folded question. 请 is one only before what it asks for: 请假, 请求, 请客 ... are words of their own.
+OPENERS = ("请问一下", "请问下", "请问", "请教一下", "请教", "麻烦问一下", "麻烦问下", "想问一下", "想问下", "问一下",
+           "请", "please")
+CLOSERS = ("呢", "吗", "呀", "啊", "吧", "嘛", "哦", "呐", "please")
+_WORDS_WITH_QING = ("请假", "请求", "请客", "请柬", "请示", "请愿", "请帖", "请款", "请辞", "请命", "请缨", "请教")
 
 
 @dataclass
@@ -40,13 +54,38 @@ class DupSettings:
     """Thresholds of the question duplicate check."""
 
     fuzzy_min: float = 90.0        # rapidfuzz ratio (0-100) on folded questions
-    semantic_min: float | None = 0.92  # cosine of embeddings; None: no semantic pass
+    semantic_min: float | None = None  # cosine of embeddings (the model's own: `semantic_pass`); None: none
+
+
+def form_key(question: str) -> str:
+    """Return the question as far as its form goes: folded (NFKC width, case, punctuation and white
+    space removed), without politeness and question particles at its start or end.
+
+    Two questions with one form key differ only by form: `check-dups --fix` rejects such duplicates.
+
+    >>> form_key("请问屌丝是什么意思？") == form_key("屌丝是什么意思") == form_key("屌丝是什么意思呢")
+    True
+    >>> form_key("女屌丝什么意思") == form_key("屌丝什么意思")
+    False
+    >>> form_key("Who can run the upgrade command?!") == form_key("who can run the UPGRADE command")
+    True
+    >>> form_key("请假需要什么手续？")
+    '请假需要什么手续'
+    """
+    key = fold(question)
+    while True:
+        opener = next((o for o in OPENERS if key.startswith(o) and len(key) > len(o)
+                       and not (o == "请" and key.startswith(_WORDS_WITH_QING))), None)
+        closer = next((c for c in CLOSERS if key.endswith(c) and len(key) > len(c)), None)
+        if opener is None and closer is None:
+            return key
+        key = key[len(opener or ""):len(key) - len(closer or "")]
 
 
 def question_edges(items: Sequence[EvalItem], settings: DupSettings,
                    vectors: np.ndarray | None = None, readable: np.ndarray | None = None) -> list[Edge]:
-    """Return the pairs of items whose questions are alike: exact after folding, fuzzy, and
-    semantic between questions the embedding model can read (`readable`, all by default)."""
+    """Return the pairs of items whose questions are alike: exact after folding, the same form,
+    fuzzy, and semantic between questions the embedding model can read (`readable`, all by default)."""
     folded = [fold(i.question) for i in items]
     edges: list[Edge] = []
     first: dict[str, int] = {}
@@ -55,14 +94,21 @@ def question_edges(items: Sequence[EvalItem], settings: DupSettings,
             edges.append(Edge(items[first[text]].id, items[index].id, "exact", 100.0))
         else:
             first[text] = index
-    exact = {(e.a, e.b) for e in edges}
+    first_form: dict[str, int] = {}
+    for index in first.values():   # one question per folded text: the others joined it exactly
+        key = form_key(items[index].question)
+        if key in first_form:
+            edges.append(Edge(items[first_form[key]].id, items[index].id, "form", 100.0))
+        else:
+            first_form[key] = index
+    exact = {(e.a, e.b) for e in edges} | {(e.b, e.a) for e in edges}
     seen = set(exact)
     for start in range(0, len(items), ROWS_PER_BLOCK):
         block = process.cdist(folded[start:start + ROWS_PER_BLOCK], folded, scorer=fuzz.ratio,
                               score_cutoff=settings.fuzzy_min, dtype=np.uint8, workers=-1)
         for row, column in zip(*np.nonzero(block)):
             i, j = start + int(row), int(column)
-            if i < j and folded[i] != folded[j]:
+            if i < j and folded[i] != folded[j] and (items[i].id, items[j].id) not in exact:
                 edges.append(Edge(items[i].id, items[j].id, "fuzzy", float(block[row, column])))
                 seen.add((items[i].id, items[j].id))
     if vectors is not None and settings.semantic_min is not None and len(items) > 1:
@@ -120,7 +166,9 @@ class DupReport:
 
     clusters: list[Cluster]
     conflicts: dict[int, list[str]]
-    rejected: dict[str, str] = field(default_factory=dict)   # item id -> duplicate_of
+    rejected: dict[str, str] = field(default_factory=dict)   # item id -> duplicate_of (form-only, --fix)
+    review: dict[str, str] = field(default_factory=dict)     # item id -> the item it resembles (--fix)
+    semantic: SemanticPass | None = None                     # the semantic pass, or why it was skipped
     chunk_groups: list[ChunkGroup] | None = None
     withheld: list[WithheldPair] = field(default_factory=list)   # near chunks that differ in what matters
     undone: list[str] = field(default_factory=list)              # duplicate-chunk groups a person took apart
@@ -133,32 +181,62 @@ class DupReport:
         DuplicatesReport(
             clusters=[DuplicateCluster(members=c.members, edges=[DuplicateEdge(**asdict(e)) for e in c.edges],
                                        conflicts=self.conflicts.get(n, [])) for n, c in enumerate(self.clusters)],
-            rejected=self.rejected, chunk_groups=self.chunk_groups, withheld=self.withheld,
-            undone=self.undone).write(path)
+            rejected=self.rejected, review=self.review, semantic=self.semantic.settings() if self.semantic else {},
+            chunk_groups=self.chunk_groups, withheld=self.withheld, undone=self.undone).write(path)
 
     @property
     def unresolved(self) -> bool:
         """Return whether anything is left for a person to look at: label conflicts, clusters not
-        fixed, or duplicate chunks found."""
-        return bool(self.conflicts or (self.clusters and not self.fixed) or self.chunk_groups)
+        fixed, items marked for review, or duplicate chunks found."""
+        return bool(self.conflicts or (self.clusters and not self.fixed) or self.review or self.chunk_groups)
+
+    @property
+    def incomplete(self) -> bool:
+        """Return whether the semantic pass was skipped or left questions out without being asked to."""
+        return bool(self.semantic and self.semantic.degraded)
 
 
-def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], settings: DupSettings,
-                           semantic: bool = True) -> list[Cluster]:
-    """Return the clusters of alike questions among `items` (rejected items left out)."""
+def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], *, fuzzy_min: float = 90.0,
+                           semantic: bool = True, semantic_min: float | None = None,
+                           ) -> tuple[list[Cluster], SemanticPass]:
+    """Return the clusters of alike questions among `items` (rejected items left out) and the
+    semantic pass behind them; `semantic_min` None: the embedding model's own threshold."""
     live = [i for i in items if i.status != "rejected"]
-    vectors, readable = question_vectors(workspace, live, semantic and settings.semantic_min is not None)
-    order = {item.id: n for n, item in enumerate(items)}
-    return clusters(question_edges(live, settings, vectors, readable), order)
+    found = semantic_pass(workspace, [i.question for i in live], semantic=semantic, threshold=semantic_min)
+    edges = question_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable)
+    return clusters(edges, {item.id: n for n, item in enumerate(items)}), found
+
+
+def resolve(cluster: Cluster, by_id: dict[str, EvalItem]) -> tuple[dict[str, str], dict[str, str]]:
+    """Return what `--fix` does to a cluster: ({rejected item: the item it duplicates}, {item marked
+    for review: the item the cluster keeps}).
+
+    Members with one `form_key` are form-only duplicates: unless their labels disagree, one is kept
+    (`keeper`) and the others rejected. Every other member that is not the cluster's keeper was joined
+    by a fuzzy or semantic match, which can change what is asked, or disagrees on its labels: it is
+    marked for review."""
+    members = [by_id[m] for m in cluster.members]
+    kept = keeper(members)
+    forms: dict[str, list[EvalItem]] = {}
+    for member in members:
+        forms.setdefault(form_key(member.question), []).append(member)
+    rejected = {}
+    for group in forms.values():
+        if len(group) > 1 and not conflicts(Cluster([g.id for g in group]), by_id):
+            twin = keeper(group)
+            rejected.update({g.id: twin.id for g in group if g is not twin})
+    review = {m.id: kept.id for m in members if m is not kept and m.id not in rejected}
+    return rejected, review
 
 
 def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: bool = False,
-               fuzzy_min: float = 90.0, semantic_min: float | None = 0.92, near_min: float = 90.0,
-               undo: Sequence[str] = ()) -> DupReport:
+               fuzzy_min: float = 90.0, semantic: bool = True, semantic_min: float | None = None,
+               near_min: float = 90.0, undo: Sequence[str] = ()) -> DupReport:
     """Cluster alike questions of `dataset` (and, with `kb`, duplicate chunks of its snapshot);
-    with `fix`, keep one item per conflict-free cluster and reject the rest as duplicates; `undo`
-    names duplicate-chunk groups (by group id) that are not copies: they are taken apart, taken out
-    of every evidence, and never formed again."""
+    with `fix`, reject form-only duplicates and mark every other alike item for review (`resolve`);
+    `semantic_min` None: the embedding model's own threshold; `undo` names duplicate-chunk groups (by
+    group id) that are not copies: they are taken apart, taken out of every evidence, and never
+    formed again."""
     if undo and not kb:
         raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
     for name, value, low, high in (("fuzzy-min", fuzzy_min, 0, 100), ("near-min", near_min, 0, 100),
@@ -169,23 +247,23 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         store = DatasetStore(workspace)
         meta, items = store.load(dataset)
         by_id = {i.id: i for i in items}
-        found = find_question_clusters(workspace, items, DupSettings(fuzzy_min, semantic_min),
-                                       semantic=semantic_min is not None)
-        report = DupReport(clusters=found, conflicts={}, fixed=fix,
+        found, used = find_question_clusters(workspace, items, fuzzy_min=fuzzy_min, semantic=semantic,
+                                             semantic_min=semantic_min)
+        report = DupReport(clusters=found, conflicts={}, fixed=fix, semantic=used,
                            questions={m: by_id[m].question for c in found for m in c.members})
         for n, cluster in enumerate(found):
             disagreement = conflicts(cluster, by_id)
             if disagreement:
                 report.conflicts[n] = disagreement
-            elif fix:
-                kept = keeper([by_id[m] for m in cluster.members])
-                for member in cluster.members:
-                    if member != kept.id:
-                        edge = next(e for e in cluster.edges if member in (e.a, e.b))
-                        by_id[member].duplicate_of = kept.id
-                        by_id[member].set_status("rejected", f"duplicate of {kept.id} ({edge.method} {edge.score:g})",
-                                                 by="curate check-dups --fix")
-                        report.rejected[member] = kept.id
+            if fix:
+                rejected, review = resolve(cluster, by_id)
+                for member, kept in rejected.items():
+                    method = "exact" if fold(by_id[member].question) == fold(by_id[kept].question) else "form"
+                    by_id[member].duplicate_of = kept
+                    by_id[member].set_status("rejected", f"duplicate of {kept} ({method} 100)",
+                                             by="curate check-dups --fix")
+                report.rejected.update(rejected)
+                report.review.update(review)
         if kb and meta.kb_snapshot:
             index = KBIndex(workspace, meta.kb_snapshot)
             before = stored_groups(index)
@@ -201,12 +279,13 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
             write_chunk_groups(index, report.chunk_groups, report.withheld, near_min, undone)
             report.extended_evidence = extend_evidence(items, index.copies)
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
-                  "label_conflicts": len(report.conflicts), "rejected": len(report.rejected)}
+                  "label_conflicts": len(report.conflicts), "rejected": len(report.rejected),
+                  "review": len(report.review), "unreadable_questions": used.unreadable}
         if report.chunk_groups is not None:
             counts["chunk_groups"] = len(report.chunk_groups)
         meta.checks.duplicates = DuplicatesCheck(
             kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
-            outcome="findings" if report.unresolved else "clean", counts=counts,
-            settings={"fuzzy_min": fuzzy_min, "semantic_min": semantic_min, "near_min": near_min})
+            outcome="findings" if report.unresolved else "incomplete" if report.incomplete else "clean",
+            counts=counts, settings={"fuzzy_min": fuzzy_min, "near_min": near_min, **used.settings()})
         store.save(meta, items)
         return report

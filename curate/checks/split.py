@@ -1,7 +1,10 @@
 """`curate split`: assign dev (tuning) and test, keeping alike questions on one side.
 
-Units are clusters of alike questions (the same rule check-leakage uses for split leaks), so no
-pair the leakage check would flag can straddle the split. Units are spread stratum by stratum
+Units are clusters of alike questions by the rule check-leakage uses for split leaks (exact, form,
+fuzzy, and semantic from the embedding model's own threshold, `curate.index.embeddings.semantic_min`,
+as check-dups uses it): no pair the leakage check would flag straddles the split. A semantic pass
+that is skipped or leaves questions out (no model, a model that cannot load or cannot read them) is
+said in one line and recorded; the split is then `incomplete`. Units are spread stratum by stratum
 (difficulty x qtype) in an order fixed by the seed. Synthetic items enter dev only until a
 person verifies them (status `verified`), unless told otherwise.
 """
@@ -16,7 +19,7 @@ from curate.checks.clusters import clusters
 from curate.checks.leakage.find import LeakSettings, split_edges
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import InputError
-from curate.index.embeddings import question_vectors
+from curate.index.embeddings import SemanticPass, semantic_pass
 from curate.records import UNRELEASED_STATUSES, EvalItem, SplitCheck, now
 from curate.workspace import Workspace
 
@@ -30,6 +33,7 @@ class SplitReport:
     synthetic_held_in_dev: int = 0
     units: int = 0
     straddling_fixed: list[str] = field(default_factory=list)
+    semantic: SemanticPass | None = None   # the semantic pass that formed units, or why it was skipped
 
 
 def _stratum(item: EvalItem) -> str:
@@ -50,12 +54,15 @@ def split(workspace: Workspace, *, dataset: str, test_fraction: float = 0.5, see
         meta, items = store.load(dataset)
         pool = [i for i in items if i.status not in UNRELEASED_STATUSES and i.split != "regression"]
         settings = LeakSettings()
-        vectors, readable = question_vectors(workspace, pool, semantic and settings.split_semantic_min is not None)
+        used = semantic_pass(workspace, [i.question for i in pool], semantic=semantic,
+                             threshold=settings.split_semantic_min)
+        settings.split_semantic_min = used.semantic_min   # the model's own, as check-leakage uses it
         by_id = {i.id: i for i in pool}
-        joined = clusters(split_edges(pool, settings, vectors, readable), {i.id: n for n, i in enumerate(pool)})
+        joined = clusters(split_edges(pool, settings, used.vectors, used.readable),
+                          {i.id: n for n, i in enumerate(pool)})
         in_cluster = {m for c in joined for m in c.members}
         units = [[by_id[m] for m in c.members] for c in joined] + [[i] for i in pool if i.id not in in_cluster]
-        report = SplitReport(units=len(units))
+        report = SplitReport(units=len(units), semantic=used)
         strata: dict[str, list[list[EvalItem]]] = defaultdict(list)
         before = {i.id: i.split for i in pool}
         decided: dict[str, list[list[EvalItem]]] = {"dev": [], "test": []}
@@ -93,8 +100,11 @@ def split(workspace: Workspace, *, dataset: str, test_fraction: float = 0.5, see
         report.counts = {k: dict(v) for k, v in sorted(report.counts.items())}
         meta.checks.split = SplitCheck(
             kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
-            outcome="clean", units=report.units, counts=dict(Counter(i.split for i in pool)),
+            outcome="incomplete" if used.degraded else "clean", units=report.units,
+            counts=dict(Counter(i.split for i in pool)),
             settings={"seed": seed, "test_fraction": test_fraction, "reassign": reassign,
-                      "synthetic_in_test": synthetic_in_test, "semantic": semantic})
+                      "synthetic_in_test": synthetic_in_test, "split_fuzzy_min": settings.split_fuzzy_min,
+                      **used.settings(), "semantic_min": settings.split_semantic_min if used.vectors is not None
+                      else None, "unreadable_questions": used.unreadable})
         store.save(meta, items)
         return report

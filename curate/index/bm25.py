@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curate.progress import progress
+
 _CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Chinese runs, then runs of other word characters (CJK excluded, or "2008年" would stay one token).
 _RUNS = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
@@ -43,10 +45,12 @@ class BM25:
         self.size = size
 
     @classmethod
-    def build(cls, texts: Sequence[str]) -> BM25:
+    def build(cls, texts: Sequence[str], description: str = "BM25 index") -> BM25:
+        """Return the index of `texts` (jieba's tokenising is most of the time: about 120,000 Chinese
+        characters a second on one core), with a progress bar on a terminal."""
         import bm25s
         retriever = bm25s.BM25()
-        tokens = [tokenize(t) or ["\x00"] for t in texts]
+        tokens = [tokenize(t) or ["\x00"] for t in progress(texts, description, unit="chunk")]
         retriever.index(tokens, show_progress=False)
         return cls(retriever, len(texts))
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import time
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
@@ -15,11 +19,19 @@ from curate.index.embeddings import EmbeddingCache
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
 from curate.locks import writing
+from curate.progress import progress
 from curate.records import Chunk, ChunkGroups, LexicalIndexMeta
+from curate.records.kb import DenseIndexMeta
 from curate.text.normalize import fold
 from curate.workspace import Workspace
 
 LEXICAL_VERSION = 2
+DENSE_VERSION = 1
+DENSE_SAMPLE = 200   # chunks whose readability stands for the snapshot's
+DENSE_WARM_UP = 8    # chunks embedded while the model loads, before the speed is measured
+DENSE_PROBE = 64     # chunks embedded by then: the speed the estimate rests on
+DENSE_SLICE = 192    # chunks per slice, each stored as it is done
+DENSE_SAY_FROM = 10  # seconds a build must be expected to take before it says how long
 BM25_VERSION = 2  # 2: Chinese after digits or Latin letters is its own token
 BRIDGE = 32  # folded characters of the next chunk indexed with each chunk
 
@@ -119,7 +131,7 @@ class KBIndex:
     def ngrams(self) -> NgramIndex:
         return self.lexical[1]
 
-    # -- BM25 and dense embeddings, each built on first use ----------------------------------------
+    # -- BM25, built on first use -------------------------------------------------------------------
 
     @cached_property
     def bm25(self) -> BM25:
@@ -129,16 +141,92 @@ class KBIndex:
         with self.building():
             if (folder / "done").exists():
                 return BM25.load(folder, len(self.chunks))
-            index = BM25.build([c.text for c in self.chunks])
+            index = BM25.build([c.text for c in self.chunks], f"BM25 index of {self.snapshot_id}")
             with atomic_directory(folder, replace=True) as tmp:
                 index.save(tmp)
                 (tmp / "done").write_text("ok\n")
         return index
 
-    def embeddings(self, model: str) -> np.ndarray:
-        """Return the chunk embeddings (rows in chunk order) under `model`, computing them once."""
-        cache = EmbeddingCache(self.folder / "embeddings", model)
-        return cache.embed([c.text for c in self.chunks], description=f"embedding {self.snapshot_id}")
+    # -- dense: every chunk's vector under one model, built only when asked (`curate grade --dense`) ---
+
+    def _dense_folder(self, model: str) -> Path:
+        # the embedding cache's own key for the model (an embedded model's names its package version)
+        return self.folder / "dense" / EmbeddingCache(self.folder / "dense", model).folder.name
+
+    def dense_meta(self, model: str) -> DenseIndexMeta | None:
+        """Return what an earlier `--dense` run found out about embedding this snapshot with `model`."""
+        try:
+            meta = DenseIndexMeta.read(self._dense_folder(model) / "meta.json")
+        except (CurateError, OSError, ValueError):
+            return None  # none yet, or damaged: found out again
+        if meta.version != DENSE_VERSION or meta.model != model or meta.snapshot != self.snapshot_id:
+            return None
+        return meta
+
+    def stored_dense(self, model: str) -> np.ndarray | None:
+        """Return every chunk's vector under `model` (rows in chunk order) if they were built, else None."""
+        meta = self.dense_meta(model)
+        if meta is None or not meta.built or meta.chunks != len(self.chunks):
+            return None
+        try:
+            vectors = np.load(self._dense_folder(model) / "vectors.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        return vectors if vectors.ndim == 2 and vectors.shape[0] == len(self.chunks) else None
+
+    def _write_dense(self, meta: DenseIndexMeta, vectors: np.ndarray | None) -> None:
+        with self.building(), atomic_directory(self._dense_folder(meta.model), replace=True) as tmp:
+            if vectors is not None:
+                np.save(tmp / "vectors.npy", vectors)
+            meta.write(tmp / "meta.json")
+
+    def dense_sample(self) -> list[str]:
+        """Return the texts of up to DENSE_SAMPLE chunks spread evenly over the snapshot."""
+        step = max(1, len(self.chunks) // DENSE_SAMPLE)
+        return [c.text for c in self.chunks[::step][:DENSE_SAMPLE]]
+
+    def check_dense(self, cache: EmbeddingCache) -> DenseIndexMeta:
+        """Return (and store) how many of a sample of chunks `cache.model` cannot read."""
+        sample = self.dense_sample()
+        unreadable = int(len(sample) - np.count_nonzero(cache.readable(sample)))
+        meta = DenseIndexMeta(version=DENSE_VERSION, model=cache.model, snapshot=self.snapshot_id,
+                              chunks=len(self.chunks), sampled=len(sample), unreadable=unreadable)
+        self._write_dense(meta, None)
+        return meta
+
+    def build_dense(self, cache: EmbeddingCache, notify: Callable[[str], None] | None = None) -> np.ndarray:
+        """Return every chunk's vector under `cache.model`, embedding them in slices (a killed build
+        resumes from the slices done) with a progress bar, after saying how long it will take."""
+        meta = self.dense_meta(cache.model) or self.check_dense(cache)
+        texts = [c.text for c in self.chunks]
+        # Slices stay under 200 texts, the size from which the cache draws a bar of its own: one bar here.
+        scratch = EmbeddingCache(self.folder / "embeddings", cache.model)
+        parts = [scratch.embed(texts[:DENSE_WARM_UP], "loading the model")]
+        started = time.perf_counter()
+        parts.append(scratch.embed(texts[DENSE_WARM_UP:DENSE_PROBE], "measuring speed"))
+        seconds = time.perf_counter() - started
+        probed = len(texts[DENSE_WARM_UP:DENSE_PROBE])
+        if probed and seconds > 0.05:  # quicker: those were embedded by an earlier, interrupted build
+            meta.chunks_per_second = round(probed / seconds, 1)
+            self._write_dense(meta, None)  # an interrupted build still knows how long the whole takes
+            if notify and len(texts) / meta.chunks_per_second >= DENSE_SAY_FROM:
+                notify(f"embedding {len(texts):,} chunks of {self.snapshot_id} with {cache.model}: about "
+                       f"{duration(len(texts) / meta.chunks_per_second)} at {meta.chunks_per_second:g} chunks/s "
+                       f"(once per snapshot; later grades reuse them)")
+        rest, pending = texts[DENSE_PROBE:], []
+        for n, text in enumerate(progress(rest, f"embedding {self.snapshot_id}", unit="chunk")):
+            pending.append(text)
+            if len(pending) == DENSE_SLICE or n == len(rest) - 1:
+                parts.append(scratch.embed(pending, "embedding chunks"))
+                pending = []
+        vectors = np.concatenate([p for p in parts if len(p)]).astype(np.float32)
+        meta.built = True
+        self._write_dense(meta, vectors)
+        # the vectors now live in chunk order beside the meta; the scratch copy keyed by text goes
+        shutil.rmtree(getattr(scratch, "folder", self.folder / "embeddings" / "-"), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            (self.folder / "embeddings").rmdir()
+        return vectors
 
     # -- evidence equivalence groups (written by check-dups --kb) ----------------------------------
 
@@ -153,3 +241,16 @@ class KBIndex:
             return {}
         groups = ChunkGroups.read(self.groups_path).groups
         return {chunk_id: group.chunks for group in groups for chunk_id in group.chunks}
+
+
+def duration(seconds: float) -> str:
+    """Return a rough duration a person reads at a glance.
+
+    >>> duration(42), duration(1111), duration(7400)
+    ('42 s', '19 min', '2.1 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

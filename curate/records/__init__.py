@@ -32,8 +32,12 @@ from curate.records.checks import (
     DifficultyCheck,
     DuplicatesCheck,
     JudgeUsage,
+    LeakAcceptance,
+    LeakageAcceptances,
     LeakageCheck,
     LeakageDocs,
+    LeakFinding,
+    LeakStatus,
     Outcome,
     SplitCheck,
 )
@@ -79,7 +83,6 @@ from curate.records.reports import (
     DuplicateEdge,
     DuplicatesReport,
     LeakageReport,
-    LeakFinding,
 )
 
 __all__ = [
@@ -87,7 +90,7 @@ __all__ = [
     "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "ConsistencyOutcome", "ConsistencyReportFile", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
     "Difficulty", "DifficultyCheck", "Document", "DuplicateCluster", "EmbeddingKeys", "DuplicateEdge", "DuplicatesCheck",
     "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "JudgeCacheEntry", "JudgeUsage",
-    "KBNames", "KeyPoint", "Language", "LeakFinding", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Provenance",
+    "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Provenance",
     "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
     "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",

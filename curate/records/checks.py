@@ -43,14 +43,69 @@ class CheckRecord(VersionedRecord):
         return self.outcome == "clean"
 
 
-class LeakageCheck(CheckRecord):
-    """`curate check-leakage`: evaluation text in the KB, alike items across the split."""
+LeakStatus = Literal["open", "quarantined", "accepted"]
 
+
+class LeakAcceptance(Record):
+    """A leakage finding a person reviewed and accepted, with the fingerprints it holds for."""
+
+    item_id: str = Field(description="The item of the finding.")
+    kind: str = Field(description="The finding's kind.")
+    doc_id: str | None = Field(None, description="Its document (KB leaks).")
+    chunk_ids: list[str] = Field(default_factory=list, description="Its chunk(s) (KB leaks).")
+    other_item: str | None = Field(None, description="The alike item (split leaks).")
+    item_sha256: str = Field(description="sha256 of the item's question and reference answer when accepted.")
+    where_sha256: str = Field(description="sha256 of the matched chunks' texts (or of the alike item's question and "
+                              "answer) when accepted; the acceptance holds while both fingerprints do.")
+    reason: str = Field(description="Why the finding is not a leak, as the reviewer wrote it.")
+    by: str = Field(description="Who accepted it.")
+    at: str = Field(default_factory=now, description="When (UTC).")
+
+    def key(self) -> tuple:
+        """Return what identifies the finding it accepts: item, kind and place (a later acceptance of
+        the same key replaces it)."""
+        return (self.item_id, self.kind, self.doc_id, tuple(self.chunk_ids), self.other_item)
+
+
+class LeakFinding(Record):
+    """One leak of one item, with what became of it."""
+
+    item_id: str = Field(description="The item that leaks.")
+    kind: str = Field(description="question_in_kb, qa_pair_in_kb, answer_in_kb or split_leak.")
+    method: str = Field(description="exact, near_verbatim, or the duplicate rule (fuzzy, semantic) for split leaks.")
+    score: float = Field(description="Similarity 0-100 (containment for KB leaks).")
+    chunk_ids: list[str] = Field(default_factory=list, description="Chunk(s) holding the copy.")
+    doc_id: str | None = Field(None, description="Their document.")
+    matched: str = Field("", description="The text that matched, as the chunk has it.")
+    other_item: str | None = Field(None, description="For a split leak: the alike item on the other side.")
+    standing: str = Field("", description="For a question copy the rule looked closer at (a short question, or one in "
+                          "its own evidence or copied from it): how the copy stands, e.g. 'as a question: FAQ label'.")
+    status: LeakStatus = Field("open", description="open; quarantined (its item is left out of every release); or "
+                               "accepted (reviewed, see `acceptance`).")
+    acceptance: LeakAcceptance | None = Field(None, description="Who accepted it, when and why (status accepted).")
+    lapsed: str | None = Field(None, description="An acceptance that no longer holds, and what changed since.")
+    item_sha256: str | None = Field(None, description="Fingerprint of the item's question and answer.")
+    where_sha256: str | None = Field(None, description="Fingerprint of the matched chunks (or the alike item).")
+
+
+class LeakageCheck(CheckRecord):
+    """`curate check-leakage`: evaluation text in the KB, alike items across the split.
+
+    Every finding is kept with its status. A finding is resolved when it is quarantined (its item is
+    left out of every release) or accepted; the outcome is `clean` when no finding is left open."""
+
+    SCHEMA = 2  # 2: every finding kept, with its status
     ref: str = Field(description="What was checked: NAME (the draft) or NAME@vN (a release).")
     checked: int = Field(description="Items checked.")
-    items: list[str] = Field(default_factory=list, description="Ids of the items with findings.")
+    items: list[str] = Field(default_factory=list, description="Ids of the items with open findings.")
     allowed_docs: list[str] = Field(default_factory=list, description="Documents meant to hold questions.")
     excluded_docs: list[str] = Field(default_factory=list, description="Documents evaluation leaves out.")
+    findings: list[LeakFinding] = Field(default_factory=list, description="Every finding: open, quarantined (also "
+                                        "those of items quarantined by an earlier check) or accepted.")
+
+    def with_status(self, status: LeakStatus) -> list[LeakFinding]:
+        """Return the findings of one status."""
+        return [f for f in self.findings if f.status == status]
 
 
 class JudgeUsage(Record):
@@ -158,6 +213,13 @@ class LeakageDocs(VersionedRecord):
     SCHEMA = 2
     allow: dict[str, str] = Field(default_factory=dict, description="Document id -> note: meant to hold questions.")
     exclude: dict[str, str] = Field(default_factory=dict, description="Document id -> why evaluation leaves it out.")
+
+
+class LeakageAcceptances(VersionedRecord):
+    """datasets/NAME/leakage_accepted.json: leakage findings reviewed and accepted (check-leakage --allow)."""
+
+    accepted: list[LeakAcceptance] = Field(default_factory=list, description="Every acceptance, oldest first; a "
+                                           "later one for the same finding replaces it.")
 
 
 # -- schema 1 ------------------------------------------------------------------------------------

@@ -122,6 +122,20 @@ class LexicalIndexMeta(VersionedRecord):
     snapshot: str = Field(description="Snapshot id.")
 
 
+class DenseIndexMeta(VersionedRecord):
+    """kb/index/ID/dense/KEY/meta.json: what `curate grade --dense` found out about embedding a snapshot's
+    chunks with one model, and whether vectors.npy beside it holds every chunk's vector. A cache."""
+
+    version: int = Field(description="Version of the way the dense index is built.")
+    model: str = Field(description="Embedding model, as configured.")
+    snapshot: str = Field(description="Snapshot id.")
+    chunks: int = Field(description="Chunks in the snapshot.")
+    sampled: int = Field(description="Chunks whose readability was checked, spread evenly over the snapshot.")
+    unreadable: int = Field(description="Sampled chunks the model cannot read (mostly unknown tokens).")
+    chunks_per_second: float | None = Field(None, description="Embedding speed measured on this machine.")
+    built: bool = Field(False, description="True when vectors.npy holds every chunk's vector, in chunk order.")
+
+
 class EmbeddingKeys(VersionedRecord):
     """keys.json beside vectors.npy: the sha256 of the text each row of vectors embeds.
     A cache: started again whenever it is missing, damaged or does not match the vectors."""

@@ -3,6 +3,8 @@ behind it, per finding."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from curate.records.base import Record, VersionedRecord
@@ -10,23 +12,8 @@ from curate.records.checks import ConsistencyCheck, LeakageCheck
 from curate.records.kb import ChunkGroup, WithheldPair
 
 
-class LeakFinding(Record):
-    """One leak of one item."""
-
-    item_id: str = Field(description="The item that leaks.")
-    kind: str = Field(description="question_in_kb, qa_pair_in_kb, answer_in_kb or split_leak.")
-    method: str = Field(description="exact, near_verbatim, or the duplicate rule (fuzzy, semantic) for split leaks.")
-    score: float = Field(description="Similarity 0-100 (containment for KB leaks).")
-    chunk_ids: list[str] = Field(default_factory=list, description="Chunk(s) holding the copy.")
-    doc_id: str | None = Field(None, description="Their document.")
-    matched: str = Field("", description="The text that matched, as the chunk has it.")
-    other_item: str | None = Field(None, description="For a split leak: the alike item on the other side.")
-
-
 class LeakageReport(LeakageCheck):
-    """check-leakage --report: the record and every finding."""
-
-    findings: list[LeakFinding] = Field(default_factory=list, description="Every leak found.")
+    """check-leakage --report: the record, which holds every finding with its status."""
 
 
 class ConsistencyOutcome(Record):
@@ -53,7 +40,8 @@ class DuplicateEdge(Record):
 
     a: str = Field(description="First member.")
     b: str = Field(description="Second member.")
-    method: str = Field(description="exact, fuzzy, semantic (questions), near (chunks).")
+    method: str = Field(description="exact (after folding), form (the same but for politeness particles), fuzzy, "
+                        "semantic (questions); near (chunks).")
     score: float = Field(description="The method's score.")
 
 
@@ -69,7 +57,14 @@ class DuplicatesReport(VersionedRecord):
     """check-dups --report: clusters, what was rejected, duplicate chunks."""
 
     clusters: list[DuplicateCluster] = Field(default_factory=list, description="Clusters of alike questions.")
-    rejected: dict[str, str] = Field(default_factory=dict, description="Item id -> the item it duplicates (--fix).")
+    rejected: dict[str, str] = Field(default_factory=dict, description="Item id -> the item it duplicates (--fix): "
+                                     "only form-only duplicates (the same question but for width, punctuation, "
+                                     "spacing or politeness particles).")
+    review: dict[str, str] = Field(default_factory=dict, description="Item id -> the item it resembles (--fix): "
+                                   "alike by fuzzy or semantic match, or with labels that disagree; for a person "
+                                   "to look at, never rejected.")
+    semantic: dict[str, Any] = Field(default_factory=dict, description="The semantic pass: used, partial or skipped, "
+                                     "why, the model and its threshold.")
     chunk_groups: list[ChunkGroup] | None = Field(None, description="Duplicate chunks, with --kb.")
     withheld: list[WithheldPair] = Field(default_factory=list,
                                          description="Near chunks not joined: they differ in a number, date, ...")

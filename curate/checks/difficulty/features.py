@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from curate.text.normalize import fold
+from curate.text.normalize import fold, fold_with_map
 
 
 # -- cue words ----------------------------------------------------------------------------------
@@ -53,8 +53,57 @@ get gets got any some all each every more most much many other such own same ver
 _WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*")
 
 
-def cue_counts(question: str, language: str) -> tuple[int, int]:
-    """Return (conditions, negations): cue words of the question's language found in it.
+# A cue inside a span the question copies verbatim from its evidence (a quoted passage) is the
+# evidence's own wording, not a constraint of the question: a verbatim lookup stays easy. The span
+# is at least COPIED_MIN units around the cue: folded characters for Chinese (4: about two words,
+# rarely shared by chance), words for English (3: the cue and two neighbours, "do not restart").
+COPIED_MIN = {"zh": 4, "en": 3}
+
+
+def _matches(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def _copied_zh(spans: list[tuple[int, int]], text: str, evidence: Sequence[str]) -> list[bool]:
+    """Return, per cue span of `text`, whether COPIED_MIN folded characters around it occur in an evidence text."""
+    folded, index = fold_with_map(text)
+    targets = [fold(e) for e in evidence]
+    n = COPIED_MIN["zh"]
+    copied = []
+    for start, end in spans:
+        inside = [j for j, at in enumerate(index) if start <= at < end]
+        if not inside:
+            copied.append(False)
+            continue
+        first, last = inside[0], inside[-1] + 1
+        size = max(n, last - first)
+        windows = (folded[a:a + size] for a in range(max(0, last - size), min(first, len(folded) - size) + 1))
+        copied.append(any(w in t for w in windows for t in targets))
+    return copied
+
+
+def _copied_en(spans: list[tuple[int, int]], text: str, evidence: Sequence[str]) -> list[bool]:
+    """Return, per cue span of `text`, whether COPIED_MIN words around it occur in an evidence text."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    targets = [" " + " ".join(_WORD.findall(unicodedata.normalize("NFKC", e).casefold())) + " " for e in evidence]
+    n = COPIED_MIN["en"]
+    copied = []
+    for start, end in spans:
+        inside = [j for j, (a, b, _) in enumerate(words) if a < end and start < b]
+        if not inside:
+            copied.append(False)
+            continue
+        first, last = inside[0], inside[-1] + 1
+        size = max(n, last - first)
+        windows = (" " + " ".join(w for _, _, w in words[a:a + size]) + " "
+                   for a in range(max(0, last - size), min(first, len(words) - size) + 1))
+        copied.append(any(w in t for w in windows for t in targets))
+    return copied
+
+
+def cue_counts(question: str, language: str, evidence: Sequence[str] = ()) -> tuple[int, int]:
+    """Return (conditions, negations): cue words of the question's language found in it, leaving out
+    those inside a span the question copies from one of the `evidence` texts (see COPIED_MIN).
 
     "when" opening an English question asks for a time and is not counted.
 
@@ -64,14 +113,25 @@ def cue_counts(question: str, language: str) -> tuple[int, int]:
     (1, 0)
     >>> cue_counts("When does the token expire if it isn't refreshed before 3.2?", "en")
     (2, 1)
+    >>> cue_counts("文中说‘该药物不适用于儿童’的依据是什么？", "zh", ["该药物不适用于儿童。"])  # 药物不适 is copied
+    (0, 0)
     """
     text = unicodedata.normalize("NFKC", question).casefold()
     if language == "zh":
-        return len(_ZH_CONDITION.findall(text)), len(_ZH_NEGATION.findall(_ZH_A_NOT_A.sub("", text)))
-    conditions = len(_EN_CONDITION.findall(text))
-    if re.match(r"\W*when\b", text):
-        conditions -= 1
-    return conditions, len(_EN_NEGATION.findall(text))
+        conditions = _matches(_ZH_CONDITION, text)
+        # A-not-A questions are masked, not cut out, so every position still points into `text`.
+        masked = _ZH_A_NOT_A.sub(lambda m: "\x00" * len(m.group()), text)
+        negations = _matches(_ZH_NEGATION, masked)
+        copied = _copied_zh
+    else:
+        opening = re.match(r"\W*when\b", text)
+        conditions = [s for s in _matches(_EN_CONDITION, text) if not (opening and s[1] == opening.end())]
+        negations = _matches(_EN_NEGATION, text)
+        copied = _copied_en
+    if evidence:
+        conditions = [s for s, c in zip(conditions, copied(conditions, text, evidence)) if not c]
+        negations = [s for s, c in zip(negations, copied(negations, text, evidence)) if not c]
+    return len(conditions), len(negations)
 
 
 # -- lexical overlap ----------------------------------------------------------------------------

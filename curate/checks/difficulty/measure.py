@@ -7,7 +7,9 @@ is left out rather than stored as None):
   KB snapshot; absent when no gold chunk is among the top k with a score above zero (bm25s fills
   the list with zero-score chunks that share no word with the question: those are not retrieved).
 - `dense_rank`: the same with the workspace's embedding model (cosine of L2-normalised vectors;
-  ties broken by chunk order); absent beyond k, or when grading without embeddings.
+  ties broken by chunk order); absent beyond k, when the model cannot read the question, or when
+  dense ranks were skipped (`curate.checks.difficulty.dense` says when: by default only a snapshot
+  already embedded is used; the grade record's settings say `dense` used or skipped, and why).
 - `lexical_overlap`: share (0-1) of the question's distinct terms found in its gold evidence texts.
   Chinese: character bigrams of the folded text (`curate.text.normalize.fold`). English: lower-cased
   content words (`STOP_WORDS` removed; exact word forms, no stemming). 0 without evidence.
@@ -16,7 +18,11 @@ is left out rather than stored as None):
   the exports and evalrun's scoring use, so two quotes from one chunk stay one group.
 - `key_points`, `documents` (distinct documents of the relevant evidence), `answerable` (1/0).
 - `conditions`, `negations`: cue words in the question (`ZH_CONDITIONS`, `ZH_NEGATIONS`,
-  `EN_CONDITIONS`, `EN_NEGATIONS` in `curate.checks.difficulty.features`, each pattern one count).
+  `EN_CONDITIONS`, `EN_NEGATIONS` in `curate.checks.difficulty.features`, each pattern one count),
+  leaving out a cue inside a span the question copies verbatim from its relevant evidence texts (a
+  quoted passage): at least 4 folded characters around it for Chinese, 3 words for English
+  (`COPIED_MIN`). Such cues are the evidence's wording, and a verbatim lookup stays easy.
+- `cues_copied`: how many cues were left out so; absent when none.
 - `confusable_above`: non-gold chunks BM25 ranks above the first gold chunk (all retrieved ones
   when no gold chunk is retrieved) that are near misses: at least `DifficultyRules.near_miss_share` of
   the chunk's distinct character 4-grams (folded text) occur in one gold chunk.
@@ -43,7 +49,7 @@ slots it cannot fill given to the others in proportion to their targets. The sel
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -51,29 +57,28 @@ from curate.checks.difficulty.features import (
     bm25_rank,
     confusable_above,
     cue_counts,
-    dense_rank,
     grams,
     lexical_overlap,
 )
+from curate.checks.difficulty.dense import DenseRanks, dense_ranks
 from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import InputError
-from curate.index.embeddings import workspace_embeddings
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
 from curate.records import (
     DIFFICULTIES,
     UNRELEASED_STATUSES,
     BalanceRecord,
+    DatasetMeta,
     DifficultyCheck,
     EvalItem,
     item_groups,
     now,
 )
+from curate.text.normalize import fold
 from curate.workspace import Workspace
-
-DENSE_BLOCK = 256  # questions scored against every chunk at once: bounds memory on a large KB
 
 
 # -- measuring a dataset ------------------------------------------------------------------------
@@ -104,6 +109,7 @@ class DifficultyReport:
     unmeasured: dict[str, str] = field(default_factory=dict)  # item id -> why it has no difficulty
     balance: Balance | None = None
     record: DifficultyCheck | None = None                    # what went into meta.checks.difficulty
+    notes: list[str] = field(default_factory=list)           # stages skipped or degraded, one line each
 
     def to_dict(self) -> dict:
         """Return the report as plain data (for --json)."""
@@ -120,65 +126,77 @@ def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set
     documents = {e.doc_id for e in evidence if e.doc_id} | {
         index.chunks[index.position[c]].doc_id for e in evidence if not e.doc_id
         for c in e.chunk_ids if c in index.position}
-    conditions, negations = cue_counts(item.question, item.language)
-    overlap = lexical_overlap(item.question, [e.text for e in evidence], item.language)
-    return {"answerable": float(item.answerable), "evidence_groups": float(len(groups)),
-            "key_points": float(len(item.key_points)), "documents": float(len(documents)),
-            "lexical_overlap": round(overlap, 4), "conditions": float(conditions),
-            "negations": float(negations)}, gold
+    texts = [e.text for e in evidence]
+    conditions, negations = cue_counts(item.question, item.language, texts)
+    copied = sum(cue_counts(item.question, item.language)) - conditions - negations
+    overlap = lexical_overlap(item.question, texts, item.language)
+    features = {"answerable": float(item.answerable), "evidence_groups": float(len(groups)),
+                "key_points": float(len(item.key_points)), "documents": float(len(documents)),
+                "lexical_overlap": round(overlap, 4), "conditions": float(conditions),
+                "negations": float(negations)}
+    if copied:
+        features["cues_copied"] = float(copied)
+    return features, gold
 
 
-def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool, k: int,
-             rules: DifficultyRules) -> list[tuple[dict[str, float], str | None]]:
-    """Return (features, why it could not be measured, or None) of every item."""
+def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool | None, k: int,
+             rules: DifficultyRules, notify: Callable[[str], None] | None,
+             ) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
+    """Return (features, why it could not be measured, or None) of every item, and the dense ranks."""
     measured = []
     gold_of: dict[int, set[int]] = {}
-    for n, item in enumerate(progress(items, "measuring items")):
+    for n, item in enumerate(items):
         features, gold = item_features(item, index)
         unmeasured = None
         if gold:
             gold_of[n] = gold
         elif item.answerable:
             unmeasured = ("no relevant evidence" if not features["evidence_groups"] else
-                        f"no evidence chunk in KB snapshot {index.snapshot_id} (run curate remap)")
+                          f"no evidence chunk in KB snapshot {index.snapshot_id} (run curate remap)")
         measured.append((features, unmeasured))
-    if not gold_of:
-        return measured
     rows = sorted(gold_of)
-    positions, scores = index.bm25.search([items[n].question for n in rows], k)
+    questions = [items[n].question for n in rows]
+    if not rows:
+        return measured, DenseRanks(None, [], [], "no item has a gold chunk to rank")
+    positions, scores = index.bm25.search(questions, k)
     gram_cache: dict[int, set[str]] = {}
 
     def gram_sets(position: int) -> set[str]:
         if position not in gram_cache:
-            gram_cache[position] = grams(index.folded[position])
+            gram_cache[position] = grams(fold(index.chunks[position].text))
         return gram_cache[position]
 
-    for row, n in enumerate(rows):
+    for row, n in enumerate(progress(rows, "ranking items")):
         features = measured[n][0]
         rank = bm25_rank(positions[row], scores[row], gold_of[n])
         if rank is not None:
             features["bm25_rank"] = float(rank)
         features["confusable_above"] = float(confusable_above(positions[row], scores[row], gold_of[n],
                                                               gram_sets, rules.near_miss_share))
-    if dense:
-        questions = workspace_embeddings(workspace)  # raises when no model is configured
-        chunk_vectors = index.embeddings(questions.model)
-        question_vectors = questions.embed([items[n].question for n in rows], "embedding questions")
-        for start in range(0, len(rows), DENSE_BLOCK):
-            block = question_vectors[start:start + DENSE_BLOCK] @ chunk_vectors.T
-            for offset, similarities in enumerate(block):
-                n = rows[start + offset]
-                rank = dense_rank(similarities, gold_of[n], k)
-                if rank is not None:
-                    measured[n][0]["dense_rank"] = float(rank)
-    return measured
+    ranks = dense_ranks(index, workspace, questions, [gold_of[n] for n in rows], dense=dense, k=k, notify=notify)
+    for n, rank in zip(rows, ranks.ranks):
+        if rank is not None:
+            measured[n][0]["dense_rank"] = float(rank)
+    return measured, ranks
 
 
 def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance: int | None = None,
-                      dense: bool = True, k: int = 100, rules: DifficultyRules | None = None) -> DifficultyReport:
+                      dense: bool | None = None, k: int = 100, rules: DifficultyRules | None = None,
+                      notify: Callable[[str], None] | None = None) -> DifficultyReport:
     """Return the measured difficulty of a draft dataset's items (rejected and quarantined ones left
     out); store each item's features and difficulty, tag a balanced subset when asked, and record
-    the summary in the dataset's checks (`difficulty`)."""
+    the summary in the dataset's checks (`difficulty`).
+
+    `dense`: None uses dense ranks when the snapshot's chunks are already embedded, True embeds them
+    first, False skips them (`curate.checks.difficulty.dense`). `notify` hears, as they happen, the
+    lines that say a stage was skipped or will take long; they are kept in `report.notes` too."""
+    notes: list[str] = []
+
+    def say(line: str) -> None:
+        notes.append(line)
+        if notify:
+            notify(line)
+
     with DatasetStore(workspace).writing(dataset):
         rules = rules or DifficultyRules()
         shares = parse_target(target)
@@ -193,8 +211,11 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
         live = [i for i in items if i.status not in UNRELEASED_STATUSES]
         index = KBIndex(workspace, meta.kb_snapshot)
         report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
-                             target={d: float(s) for d, s in shares.items()})
-        for item, (features, unmeasured) in zip(live, _measure(live, index, workspace, dense=dense, k=k, rules=rules)):
+                                  target={d: float(s) for d, s in shares.items()}, notes=notes)
+        measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say)
+        if ranks.note:
+            say(ranks.note)
+        for item, (features, unmeasured) in zip(live, measured):
             difficulty, why = (None, unmeasured) if unmeasured else classify(features, rules)
             report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
             if unmeasured:
@@ -217,14 +238,34 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
             assessed=len(assessed), unmeasured=len(report.unmeasured), counts=report.overall.counts,
             by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
             target_counts=report.overall.target, misfits=len(report.misfits),
-            settings={"dense": dense, "k": k, "embedding_model": workspace.setting("embedding", "model")
-                      if dense else None, **asdict(rules)},
+            settings={**ranks.settings(), "k": k, **asdict(rules)},
             balance=None if report.balance is None else BalanceRecord(
                 size=report.balance.size, tag=report.balance.tag, selected=len(report.balance.selected),
                 counts=report.balance.counts, missing=report.balance.missing))
         meta.checks.difficulty = report.record
         store.save(meta, items)
+        if live and not any(i.split for i in live):
+            say(f"note: no item of '{dataset}' has a split yet; `curate split` (which stratifies by these "
+                f"difficulties) will change the items after this record: run `curate grade` again after it")
         return report
+
+
+def stale_grade(meta: DatasetMeta, items: Sequence[EvalItem]) -> str | None:
+    """Return the one-line warning that a dataset's grade record no longer matches its items, or None
+    while it matches (or there is none): a grade mix must never be read without it."""
+    record = meta.checks.difficulty
+    if record is None or record.items_sha256 is None:
+        return None
+    digest = items_digest(i for i in items if i.status not in UNRELEASED_STATUSES)
+    if record.items_sha256 == digest:
+        return None
+    split = meta.checks.split
+    if split is not None and split.at >= record.at and split.items_sha256 == digest:
+        cause = f"`curate split` changed them after it ({split.at})"
+    else:
+        cause = "they changed after it"
+    return (f"warning: the grade record of '{meta.name}' ({record.at}) no longer matches its items: {cause}; "
+            f"run `curate grade --dataset {meta.name}` again (a release records it as not current)")
 
 
 def _balance(items: Sequence[EvalItem], pool: Sequence[tuple[str, str]], size: int,

@@ -1,18 +1,37 @@
 """`curate check-leakage`: evaluation text that leaked into the knowledge base, and alike items
 on both sides of the tuning/test split.
 
+Texts are compared folded (`curate.text.normalize.fold`: NFKC, case, white space and punctuation
+removed; + # % ° and currency signs kept where they touch a number or word, so "A+" is not "A").
+A *copy* of a text is a chunk, or two neighbouring chunks of one document (a copy a chunker cut in
+two), that holds every character of it in order within the best-aligned window
+(`curate.text.containment.containment` >= the threshold: 1.0 for questions, 0.95 for answers).
+
 Kinds of leak, each found with the chunk, the matched text, the method and the score:
-- question_in_kb: the question, or a near-verbatim copy of it, inside a chunk (or across two
-  neighbouring chunks of one document, when a chunker cut the copy in two);
-- qa_pair_in_kb: such a question copy, with the reference answer in the same chunk or document;
-- answer_in_kb: a long-form reference answer near-verbatim in a chunk that is not the item's own
-  evidence. An answer found in its own evidence is extractive, never a leak, wherever else that
-  evidence text also stands;
+
+- question_in_kb: a copy of the question (at least 4 folded characters) that stands as a leak:
+  1. A short question (under 12 folded characters for a Chinese question, 24 for an English one)
+     counts only as a whole: the sentence or line holding the copy is the copy (an FAQ label such as
+     "Q:" or "问：" aside; at most max(3, 30%) more folded characters, room for inserted words). A short
+     phrase inside a longer sentence is words in common, not a copy.
+  2. A copy in the item's own evidence (the chunks its evidence maps to, their duplicate copies, the
+     chunks overlapping its spans) is a leak only *as a question*: as a whole sentence or line that
+     carries an FAQ label (Q:, Question:, 问：, 问题：), ends with a question mark (？ or ?), has an
+     interrogative form (吗 呢 什么 如何 为什么 怎么 哪 谁 几 多少 是否 为何; an English wh-word or
+     auxiliary opening it), or is followed by its answer (a sentence labelled A:, 答：, 答案：, or opening
+     with the reference answer). Otherwise the question is its evidence's own words: an easy question.
+  3. A question that has such a plain copy in its own evidence is taken from it; a copy of it in
+     another chunk is a copy of that evidence text (another edition, a quotation), a leak only as a
+     question, by the test of 2.
+  4. Any other copy — outside the item's evidence, of a question not taken from it — is a leak.
+- qa_pair_in_kb: a question leak with the reference answer (containment >= 0.95) in the same chunk(s)
+  or document (an FAQ built from the evaluation set, an evaluation file that was ingested);
+- answer_in_kb: a long-form reference answer (25 folded characters for Chinese, 60 for English) copied
+  (containment >= 0.95) into a chunk that is not the item's own evidence. An answer found in its own
+  evidence is extractive, never a leak, wherever else that evidence text also stands;
 - split_leak: alike questions (exact, fuzzy, semantic) with one item in dev and one in test.
 
-"Near-verbatim" is `curate.text.containment.containment` >= the threshold on folded texts: every
-character of the question in order, allowing inserted words, width and punctuation changes. A
-question that only reuses phrases of its evidence keeps its own question words and stays below.
+A question that only reuses phrases of its evidence keeps its own question words and has no copy.
 """
 
 from __future__ import annotations
@@ -23,11 +42,13 @@ from dataclasses import dataclass, field
 
 from curate.checks.clusters import Edge
 from curate.checks.duplicates import DupSettings, question_edges
+from curate.checks.leakage.context import Standing, standing
+from curate.index.embeddings import SemanticPass
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
-from curate.records import EvalItem, LeakageCheck, LeakageReport, LeakFinding
-from curate.text.containment import containment
-from curate.text.normalize import fold, unfold_span
+from curate.records import EvalItem, LeakAcceptance, LeakageCheck, LeakageReport, LeakFinding
+from curate.text.containment import containment, copy_span, symbols_agree
+from curate.text.normalize import KEPT_SYMBOLS, fold, fold_with_map
 
 KINDS = ("question_in_kb", "qa_pair_in_kb", "answer_in_kb", "split_leak")
 
@@ -37,18 +58,31 @@ class LeakSettings:
     """Thresholds of the leakage check (see the module docstring)."""
 
     question_min: float = 1.0        # containment of the folded question: every character, in order
-    question_min_chars: int = 6      # shorter folded questions are not checked against the KB
+    question_min_chars: int = 4      # shorter folded questions are not checked against the KB
+    question_whole_below: dict[str, int] = field(default_factory=lambda: {"zh": 12, "en": 24})  # short: whole only
     answer_min: float = 0.95         # containment of a long-form answer
     answer_min_chars: dict[str, int] = field(default_factory=lambda: {"zh": 25, "en": 60})
     candidates: int = 30             # chunks verified per question or answer
     split_fuzzy_min: float = 90.0
-    split_semantic_min: float | None = 0.92
+    split_semantic_min: float | None = None  # None: the embedding model's own (`embeddings.semantic_min`)
 
 
 def long_form(answer: str | None, language: str, settings: LeakSettings) -> bool:
     """Return whether an answer is long enough to count as long-form (folded characters >= the
     language's minimum: 25 for Chinese, 60 for English by default)."""
     return bool(answer) and len(fold(answer)) >= settings.answer_min_chars.get(language, 60)
+
+
+def short_question(question: str, language: str, settings: LeakSettings) -> bool:
+    """Return whether a folded question is short: it then counts only as a whole sentence or line."""
+    return len(question) < settings.question_whole_below.get(language, 24)
+
+
+def _says_the_same(needle: str, haystack: str, score: float, start: int, end: int) -> bool:
+    """Return whether a full copy keeps the needle's symbols ("A" in "A+" is no copy); partial ones pass."""
+    if score < 1.0 or not any(c in KEPT_SYMBOLS for c in needle + haystack[max(0, start - 1):end + 1]):
+        return True
+    return symbols_agree(needle, haystack, *copy_span(needle, haystack, start, end))
 
 
 class _Matcher:
@@ -75,7 +109,8 @@ class _Matcher:
             if position in exclude or chunks[position].doc_id in self.skip_docs:
                 return None
             score, start, end = containment(needle, folded[position])
-            return (score, folded[position][start:end]) if score >= threshold else None
+            ok = score >= threshold and _says_the_same(needle, folded[position], score, start, end)
+            return (score, folded[position][start:end]) if ok else None
 
         for position, _ in self.index.ngrams.candidates(needle, min_share=0.3, limit=self.settings.candidates):
             hit = alone(position)
@@ -95,7 +130,7 @@ class _Matcher:
                     continue
                 joined = folded[pair[0]] + folded[pair[1]]
                 score, start, end = containment(needle, joined)
-                if score >= threshold:
+                if score >= threshold and _says_the_same(needle, joined, score, start, end):
                     keep(pair, score, joined[start:end])
         return found
 
@@ -105,24 +140,37 @@ class _Matcher:
         return containment(needle, joined)[0] >= threshold
 
 
-def _excerpt(index: KBIndex, places: list[int], folded_match: str) -> str:
-    """Return the original text of the chunk(s) where the folded match sits."""
-    text = "".join(index.chunks[p].text for p in places)
-    folded = fold(text)
-    at = folded.find(folded_match)
-    return unfold_span(text, at, at + len(folded_match)) if at >= 0 else folded_match
+@dataclass
+class _Copy:
+    """A copy in an original text: the text, the copy's span in it, and the aligned window around it."""
+
+    text: str
+    start: int
+    end: int
+    window: str
 
 
-def _extractive(item: EvalItem, answer: str, settings: LeakSettings) -> bool:
-    """Return whether the answer is copied from the item's own evidence: then a copy of it elsewhere
-    is a copy of that evidence, not a leak of the evaluation set."""
-    own = "".join(fold(e.text) for e in item.evidence)
-    return bool(own) and containment(answer, own)[0] >= settings.answer_min
+def _copy_in(text: str, needle: str) -> _Copy | None:
+    """Return where the folded `needle` sits in `text`, or None if the folded text holds no copy."""
+    folded, offsets = fold_with_map(text)
+    _, window_start, window_end = containment(needle, folded)
+    if window_end <= window_start:
+        return None
+    a, b = copy_span(needle, folded, window_start, window_end)
+    if b <= a:
+        return None
+    return _Copy(text, offsets[a], offsets[b - 1] + 1, text[offsets[window_start]:offsets[window_end - 1] + 1])
+
+
+def _text_of(index: KBIndex, places: list[int]) -> str:
+    return "".join(index.chunks[p].text for p in places)
 
 
 def _own_positions(item: EvalItem, index: KBIndex) -> set[int]:
     """Chunks that hold the item's own evidence (copies included) or overlap its spans."""
-    own = {index.position[c] for e in item.evidence for c in e.chunk_ids if c in index.position}
+    ids = {c for e in item.evidence for c in e.chunk_ids}
+    ids |= {copy for c in list(ids) for copy in index.copies.get(c, ())}
+    own = {index.position[c] for c in ids if c in index.position}
     for e in item.evidence:
         if e.doc_id is None or e.start is None:
             continue
@@ -133,37 +181,84 @@ def _own_positions(item: EvalItem, index: KBIndex) -> set[int]:
     return own
 
 
+def _extractive(item: EvalItem, answer: str, settings: LeakSettings) -> bool:
+    """Return whether the answer is copied from the item's own evidence: then a copy of it elsewhere
+    is a copy of that evidence, not a leak of the evaluation set."""
+    own = "".join(fold(e.text) for e in item.evidence)
+    return bool(own) and containment(answer, own)[0] >= settings.answer_min
+
+
+def _taken_from_evidence(item: EvalItem, question: str, answer: str, own: set[int], index: KBIndex,
+                         settings: LeakSettings) -> bool:
+    """Return whether the question has a plain copy (one that does not stand as a question) in its own
+    evidence: its chunks or its quoted texts."""
+    texts = [index.chunks[p].text for p in sorted(own)
+             if containment(question, index.folded[p])[0] >= settings.question_min]
+    texts += [e.text for e in item.evidence if containment(question, fold(e.text))[0] >= settings.question_min]
+    for text in texts:
+        copy = _copy_in(text, question)
+        if copy is not None and not standing(text, copy.start, copy.end, len(question), answer).question:
+            return True
+    return False
+
+
+def _question_leaks(item: EvalItem, own: set[int], index: KBIndex, matcher: _Matcher,
+                    settings: LeakSettings) -> list[LeakFinding]:
+    """Return the question and QA-pair leaks of one item, by the rules of the module docstring."""
+    question = fold(item.question)
+    if len(question) < settings.question_min_chars:
+        return []
+    answer = fold(item.reference_answer or "")
+    short = short_question(question, item.language, settings)
+    taken = None  # computed when first needed
+    findings = []
+    for places, score, matched in matcher.find(question, settings.question_min):
+        inside = any(p in own for p in places)
+        if not inside and taken is None:
+            taken = _taken_from_evidence(item, question, answer, own, index, settings)
+        as_question = inside or taken
+        copy = _copy_in(_text_of(index, places), question)
+        note = ""
+        if short or as_question:
+            stands = standing(copy.text, copy.start, copy.end, len(question), answer) if copy else Standing(False)
+            if (short and not stands.whole) or (as_question and not stands.question):
+                continue
+            note = (f"{'in its own evidence' if inside else 'taken from its evidence'}, as a question: {stands.question}"
+                    if as_question else "a short question, as a whole sentence")
+        doc_id = index.chunks[places[0]].doc_id
+        kind = "question_in_kb"
+        if answer and (containment(answer, "".join(index.folded[p] for p in places))[0] >= settings.answer_min
+                       or matcher.document_holds(doc_id, answer, settings.answer_min)):
+            kind = "qa_pair_in_kb"
+        findings.append(LeakFinding(
+            item_id=item.id, kind=kind, method="exact" if score >= 1.0 and question in matched else "near_verbatim",
+            score=round(score * 100, 1), chunk_ids=[index.chunks[p].chunk_id for p in places], doc_id=doc_id,
+            matched=copy.window if copy else matched, standing=note))
+    return findings
+
+
 def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings,
              skip_docs: set[str]) -> list[LeakFinding]:
     """Return the question, QA-pair and answer leaks of `items` in the snapshot."""
     matcher = _Matcher(index, skip_docs, settings)
-    ids = [c.chunk_id for c in index.chunks]
     findings: list[LeakFinding] = []
     for item in progress(items, "checking leakage", unit="item"):
-        question = fold(item.question)
+        own = _own_positions(item, index)
+        found = _question_leaks(item, own, index, matcher, settings)
+        findings += found
         answer = fold(item.reference_answer or "")
-        if len(question) >= settings.question_min_chars:
-            for places, score, matched in matcher.find(question, settings.question_min):
-                doc_id = index.chunks[places[0]].doc_id
-                method = "exact" if score >= 1.0 and question in matched else "near_verbatim"
-                kind = "question_in_kb"
-                if answer and (containment(answer, "".join(index.folded[p] for p in places))[0] >= settings.answer_min
-                               or matcher.document_holds(doc_id, answer, settings.answer_min)):
-                    kind = "qa_pair_in_kb"
-                findings.append(LeakFinding(item_id=item.id, kind=kind, method=method, score=round(score * 100, 1),
-                                        chunk_ids=[ids[p] for p in places], doc_id=doc_id,
-                                        matched=_excerpt(index, places, matched)))
         if long_form(item.reference_answer, item.language, settings) and not _extractive(item, answer, settings):
-            own = _own_positions(item, index)
-            flagged = {tuple(f.chunk_ids) for f in findings if f.item_id == item.id}
+            flagged = {tuple(f.chunk_ids) for f in found}
             for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
-                if tuple(ids[p] for p in places) in flagged:
+                chunk_ids = [index.chunks[p].chunk_id for p in places]
+                if tuple(chunk_ids) in flagged:
                     continue  # already a QA pair there
+                copy = _copy_in(_text_of(index, places), answer)
                 findings.append(LeakFinding(item_id=item.id, kind="answer_in_kb",
-                                        method="exact" if score >= 1.0 else "near_verbatim",
-                                        score=round(score * 100, 1), chunk_ids=[ids[p] for p in places],
-                                        doc_id=index.chunks[places[0]].doc_id,
-                                        matched=_excerpt(index, places, matched)))
+                                            method="exact" if score >= 1.0 else "near_verbatim",
+                                            score=round(score * 100, 1), chunk_ids=chunk_ids,
+                                            doc_id=index.chunks[places[0]].doc_id,
+                                            matched=copy.window if copy else matched))
     return findings
 
 
@@ -187,13 +282,14 @@ def split_edges(items: Sequence[EvalItem], settings: LeakSettings, vectors=None,
 
 
 def summarize(findings: Sequence[LeakFinding]) -> dict:
-    """Return counts by kind and the flagged item ids."""
-    return {"counts": dict(Counter(f.kind for f in findings)), "items": sorted({f.item_id for f in findings})}
+    """Return the open findings' counts by kind and the ids of their items."""
+    still = [f for f in findings if f.status == "open"]
+    return {"counts": dict(Counter(f.kind for f in still)), "items": sorted({f.item_id for f in still})}
 
 
 @dataclass
 class LeakReport:
-    """The outcome of one leakage check."""
+    """The outcome of one leakage check: every finding with its status, and what this run changed."""
 
     ref: str
     kb_snapshot: str
@@ -201,14 +297,22 @@ class LeakReport:
     findings: list[LeakFinding]
     allowed_docs: list[str]
     excluded_docs: list[str]
-    quarantined: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)        # items quarantined by this run
     newly_excluded: list[str] = field(default_factory=list)
+    accepted: list[LeakAcceptance] = field(default_factory=list)  # acceptances made by this run
+    lapsed: list[LeakFinding] = field(default_factory=list)     # findings whose acceptance no longer holds
+    semantic: SemanticPass | None = None                        # the split-leak semantic pass, or why skipped
     record: LeakageCheck | None = None
+
+    def with_status(self, status: str) -> list[LeakFinding]:
+        """Return the findings of one status (open, quarantined, accepted)."""
+        return [f for f in self.findings if f.status == status]
 
     @property
     def clean(self) -> bool:
-        return not self.findings
+        """Return whether no finding is left open."""
+        return not self.with_status("open")
 
     def write(self, path) -> None:
         """Write the record with every finding (check-leakage --report)."""
-        LeakageReport(**self.record.model_dump(), findings=self.findings).write(path)
+        LeakageReport(**self.record.model_dump()).write(path)

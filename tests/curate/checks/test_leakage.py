@@ -143,3 +143,152 @@ def test_cmrc2018_sample_is_clean(workspace):
                  format="squad")
     report = check_leakage(workspace, ref="cmrc", semantic=False)
     assert report.checked == 1042 and report.findings == []
+
+
+# -- what counts as a question in the KB ---------------------------------------------------------------------
+
+NEWS = {
+    "news.en.md": "# Fed rate hike 2024\n\nThe Federal Reserve announced a rate hike in March 2024, raising its benchmark "
+                  "rate by a quarter point.\n",
+    # another edition of the same story that differs only in its year: not a copy of the evidence chunk
+    "news-2023.en.md": "# Fed rate hike 2023\n\nThe Federal Reserve announced a rate hike in March 2023, raising its "
+                       "benchmark rate by a quarter point.\n",
+    "news.zh.md": "# 港珠澳大桥开通\n\n港珠澳大桥于2018年10月23日开通，全长55公里。\n",
+    "bridge-faq.zh.md": "# 大桥问答\n\n问：港珠澳大桥何时正式开通？\n答：2018年10月23日。\n",
+    "opera.zh.md": "# 锣鼓经\n\n锣鼓经是戏曲伴奏的打击乐谱。\n",
+    "opera-notes.zh.md": "# 札记\n\n初学者常常好奇锣鼓经是什么样的乐谱，其实它记录的是节奏。\n",
+    "upgrade.en.md": "# Upgrades\n\nOnly administrators can upgrade the gateway; operators need an approval.\n",
+    "notes.en.md": "# Notes\n\nSomeone asked which roles may upgrade the gateway without an approval and nobody knew.\n",
+    "grades.en.md": "# Grades\n\nWhat does a student need for grade A+ in the final exam? Ninety points or more.\n",
+}
+QUERIES = [
+    {"id": "fed-keywords", "question": "Fed rate hike 2024", "answer": "a quarter point",
+     "evidence": ["The Federal Reserve announced a rate hike in March 2024"]},
+    {"id": "fed-phrase", "question": "Federal Reserve announced a rate hike", "answer": "a quarter point",
+     "evidence": ["The Federal Reserve announced a rate hike in March 2024"]},
+    {"id": "bridge-keywords", "question": "港珠澳大桥 开通", "answer": "2018年10月23日",
+     "evidence": ["港珠澳大桥于2018年10月23日开通"]},
+    {"id": "bridge-faq", "question": "港珠澳大桥何时正式开通", "answer": "2018年10月23日", "evidence": ["答：2018年10月23日。"]},
+    {"id": "opera-short", "question": "锣鼓经是什么", "answer": "戏曲伴奏的打击乐谱", "evidence": ["锣鼓经是戏曲伴奏的打击乐谱。"]},
+    {"id": "roles", "question": "Which roles may upgrade the gateway without an approval?", "answer": "administrators",
+     "evidence": ["Only administrators can upgrade the gateway"]},
+    {"id": "grade-a", "question": "What does a student need for grade A in the final exam?", "answer": "eighty points",
+     "answerable": False},
+    {"id": "grade-a-plus", "question": "What does a student need for grade A+ in the final exam?",
+     "answer": "Ninety points or more.", "answerable": False},
+]
+
+
+def _checked(workspace, tmp_path, docs: dict[str, str], items: list[dict], name: str = "rules"):
+    folder = tmp_path / f"kb-{name}"
+    folder.mkdir()
+    for file, text in docs.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    manifest = ingest(workspace, [folder], name=name, size=400)
+    source = tmp_path / f"{name}.jsonl"
+    source.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    import_items(workspace, source, dataset=name, source="human", kb=manifest.snapshot_id)
+    report = check_leakage(workspace, ref=name, semantic=False)
+    by_item = {}
+    for f in report.findings:
+        by_item.setdefault(f.item_id, []).append(f)
+    return by_item
+
+
+def test_a_question_found_only_in_its_own_evidence_is_not_a_leak(workspace, tmp_path):
+    found = _checked(workspace, tmp_path, NEWS, QUERIES)
+    # the headline "Fed rate hike 2024" is its own evidence's line; the phrase also stands in the 2023 edition
+    assert "fed-keywords" not in found and "fed-phrase" not in found and "bridge-keywords" not in found
+
+
+def test_the_same_query_as_a_question_in_an_faq_is_a_leak(workspace, tmp_path):
+    docs = {**NEWS, "faq.en.md": "# FAQ\n\nQ: Fed rate hike 2024?\nA: a quarter point\n"}
+    (finding,) = _checked(workspace, tmp_path, docs, QUERIES)["fed-keywords"]
+    assert (finding.kind, finding.doc_id) == ("qa_pair_in_kb", "faq.en.md")
+    assert finding.standing == "taken from its evidence, as a question: FAQ label"
+
+
+def test_a_question_in_its_own_evidence_as_a_question_is_a_leak(workspace, tmp_path):
+    (finding,) = _checked(workspace, tmp_path, NEWS, QUERIES)["bridge-faq"]
+    assert finding.doc_id == "bridge-faq.zh.md" and finding.kind == "qa_pair_in_kb"
+    assert finding.standing == "in its own evidence, as a question: FAQ label"
+
+
+def test_a_copy_in_another_document_is_a_leak(workspace, tmp_path):
+    (finding,) = _checked(workspace, tmp_path, NEWS, QUERIES)["roles"]      # not a question there: still a copy
+    assert (finding.kind, finding.doc_id, finding.standing) == ("question_in_kb", "notes.en.md", "")
+
+
+def test_a_short_question_counts_only_as_a_whole_sentence(workspace, tmp_path):
+    found = _checked(workspace, tmp_path, NEWS, QUERIES)
+    assert "opera-short" not in found              # "…好奇锣鼓经是什么样的乐谱…": words in common
+    docs = {**NEWS, "asked.zh.md": "# 常见疑问\n\n锣鼓经是什么？它是打击乐谱。\n"}
+    (finding,) = _checked(workspace, tmp_path, docs, QUERIES, name="again")["opera-short"]
+    assert finding.doc_id == "asked.zh.md" and finding.standing == "a short question, as a whole sentence"
+
+
+def test_a_plus_is_not_a(workspace, tmp_path):
+    found = _checked(workspace, tmp_path, NEWS, QUERIES)
+    assert "grade-a" not in found                  # the KB asks about A+, not A
+    assert [f.doc_id for f in found["grade-a-plus"]] == ["grades.en.md"]
+
+
+# -- findings are kept; accepted ones hold while nothing changed ---------------------------------------------
+
+def _statuses(record):
+    return sorted((f.item_id, f.kind, f.doc_id, tuple(f.chunk_ids), f.status) for f in record.findings)
+
+
+def test_quarantine_reports_what_it_quarantined_and_keeps_the_findings(leaky):
+    result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--fix", "quarantine")
+    assert result.stdout.startswith("leaky: 5 leaks in 5 items: 0 open, 5 quarantined, 0 accepted (6 items checked")
+    assert "quarantined 5 items (never released; their findings kept as quarantined): k-1, k-2, k-3, k-5, k-6" \
+        in result.stdout
+    record = DatasetStore(leaky.workspace).meta("leaky").checks.leakage
+    expected = [("k-1", "qa_pair_in_kb", "faq.zh.md", ("faq.zh.md#0",), "quarantined"),
+                ("k-2", "qa_pair_in_kb", "notes.en.md", ("notes.en.md#0",), "quarantined"),
+                ("k-3", "answer_in_kb", "notes.en.md", ("notes.en.md#1",), "quarantined"),
+                ("k-5", "split_leak", None, (), "quarantined"), ("k-6", "split_leak", None, (), "quarantined")]
+    assert record.clean and record.items == [] and _statuses(record) == expected
+    again = check_leakage(leaky.workspace, ref="leaky", semantic=False)   # the quarantined items are not checked
+    assert again.checked == 1 and _statuses(again.record) == expected      # and their findings are kept
+
+
+def test_an_accepted_finding_is_recorded_and_stays_accepted(leaky):
+    result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--allow", "k-3", "--reason",
+                   "the training deck quotes the answer on purpose", "--by", "alice", code=1)
+    assert "accepted 1 findings of k-3 (by alice): the training deck quotes the answer on purpose" in result.stdout
+    record = DatasetStore(leaky.workspace).meta("leaky").checks.leakage
+    (accepted,) = record.with_status("accepted")
+    assert (accepted.item_id, accepted.kind, accepted.chunk_ids) == ("k-3", "answer_in_kb", ["notes.en.md#1"])
+    assert (accepted.acceptance.by, accepted.acceptance.reason) == ("alice", "the training deck quotes the answer on purpose")
+    assert accepted.acceptance.at and "k-3" not in record.items and not record.clean
+    kept = json.loads((leaky.workspace.datasets_dir / "leaky" / "leakage_accepted.json").read_text(encoding="utf-8"))
+    assert [(a["item_id"], a["by"]) for a in kept["accepted"]] == [("k-3", "alice")]
+    report = check_leakage(leaky.workspace, ref="leaky", fix="quarantine", semantic=False)   # a later check
+    assert report.clean and sorted(report.quarantined) == ["k-1", "k-2", "k-5", "k-6"]
+    (still,) = report.record.with_status("accepted")
+    assert still.item_id == "k-3" and still.lapsed is None
+    items = {i.id: i for i in DatasetStore(leaky.workspace).items("leaky")}
+    assert items["k-3"].status != "quarantined"
+
+
+def test_an_acceptance_lapses_when_the_item_changes(leaky):
+    check_leakage(leaky.workspace, ref="leaky", accept_items=("k-3",), reason="quoted on purpose", semantic=False)
+    store = DatasetStore(leaky.workspace)
+    meta, items = store.load("leaky")
+    next(i for i in items if i.id == "k-3").question = "Which roles may upgrade the gateway, and what do others get?"
+    store.save(meta, items)
+    result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", code=1)
+    assert "acceptance lapsed: k-3 answer_in_kb notes.en.md#1: accepted by " in result.stdout
+    assert "lapsed: the item's question or answer changed since" in result.stdout
+    finding = next(f for f in store.meta("leaky").checks.leakage.findings if f.item_id == "k-3")
+    assert finding.status == "open" and "k-3" in store.meta("leaky").checks.leakage.items
+
+
+def test_accepting_needs_a_reason_and_a_finding(leaky):
+    leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--accept", "k-3", code=2)
+    leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--reason", "why", code=2)
+    result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--accept", "k-4", "--reason", "x", code=2)
+    assert "item 'k-4' has no open leakage finding to accept" in result.stderr
+    assert not (leaky.workspace.datasets_dir / "leaky" / "leakage_accepted.json").exists()

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curate.checks.difficulty import DifficultyRules, assess_difficulty, classify
+from curate.checks.difficulty import DifficultyRules, assess_difficulty, classify, stale_grade
 from curate.checks.difficulty.features import confusable_above, cue_counts, grams, lexical_overlap
 from curate.checks.difficulty.mix import apportion, parse_target, select_balanced
-from curate.dataset import DatasetStore
+from curate.dataset import DatasetStore, items_digest
 from curate.errors import InputError
 from curate.records import Evidence
 
@@ -76,6 +76,35 @@ def sha(item_id: str) -> str:
 ])
 def test_cue_counts(question, language, expected):
     assert cue_counts(question, language) == expected
+
+
+def test_a_cue_the_question_copies_from_its_evidence_does_not_count():
+    evidence = ["该药物不适用于儿童，孕妇慎用。"]
+    quoted = "文中说‘该药物不适用于儿童’的依据是什么"
+    assert cue_counts(quoted, "zh") == (0, 1)
+    assert cue_counts(quoted, "zh", evidence) == (0, 0)                    # 药物不适: 4 characters copied
+    # a negation of its own still counts, beside the quoted one that does not
+    assert cue_counts("文中说‘该药物不适用于儿童’，没有说明的成人剂量是多少？", "zh", evidence) == (0, 1)
+    assert cue_counts("该药物不能与什么同服？", "zh", evidence) == (0, 1)  # 药物不能 is not in the evidence
+    # 3 characters around the cue are not enough: 物不适 alone, in other evidence, is no copy
+    assert cue_counts("为什么该物不适合儿童？", "zh", ["它物不适"]) == (0, 1)
+    # English spans are words: "do not restart" is copied; "I do not wait", "I not reboot" are the question's own
+    english = ["Do not restart the server while the migration runs."]
+    assert cue_counts("Why does the manual say do not restart the server?", "en", english) == (0, 0)
+    assert cue_counts("What happens if I do not wait?", "en", english) == (1, 1)
+    assert cue_counts("When should I not reboot the server?", "en", english) == (0, 1)
+
+
+def test_a_quoted_negation_leaves_a_verbatim_lookup_easy(drugs):
+    report = assess_difficulty(drugs.workspace, dataset="drugs", dense=False)
+    by_id = {g.id: g for g in report.items}
+    quoted = by_id["d-1"].features
+    assert (quoted["conditions"], quoted["negations"], quoted["cues_copied"]) == (0, 0, 1)
+    assert by_id["d-2"].features["negations"] == 1 and by_id["d-2"].features["conditions"] == 1   # 没有, 如果
+    assert "cues_copied" not in by_id["d-2"].features
+    own = by_id["d-3"].features                                            # 不 copied, 没有 its own
+    assert (own["negations"], own["cues_copied"]) == (1, 1)
+    assert by_id["d-2"].difficulty == "hard" and "2 condition/negation cues" in by_id["d-2"].why
 
 
 def test_lexical_overlap_counts_bigrams_for_chinese_and_content_words_for_english():
@@ -169,21 +198,26 @@ def test_select_balanced_meets_the_mix_and_says_what_is_missing():
 
 def test_difficulty_with_the_dense_model(measured_ws, monkeypatch):
     use_minilm(measured_ws, monkeypatch)
-    report = assess_difficulty(measured_ws, dataset="faq")
+    report = assess_difficulty(measured_ws, dataset="faq", dense=True)
     assert {g.id: g.difficulty for g in report.items} == EXPECTED
     meta, items = DatasetStore(measured_ws).load("faq")
     stored = {i.id: i for i in items}
     assert {i.id: i.difficulty for i in items} == EXPECTED
-    # the dense rank is measured for every item with a gold chunk (11 chunks, k=100: always found)
+    # the dense rank is measured for every item with a gold chunk (11 chunks, k=100: always found) whose
+    # question MiniLM can read: the English ones; the 6 Chinese ones with gold are left out, and said so
     for item in items:
-        assert ("dense_rank" in item.difficulty_features) == bool(item.answerable and item.evidence)
+        expected = bool(item.answerable and item.evidence and item.language == "en")
+        assert ("dense_rank" in item.difficulty_features) == expected
         assert all(isinstance(v, float) for v in item.difficulty_features.values())
+    assert report.notes[-2].startswith("note: dense ranks left out for 6 items whose question or gold chunks ")
     assert stored["t-4"].difficulty_features == {
         "answerable": 1.0, "evidence_groups": 1.0, "key_points": 0.0, "documents": 1.0,
         "lexical_overlap": 1.0, "conditions": 0.0, "negations": 0.0, "bm25_rank": 1.0,
         "confusable_above": 0.0, "dense_rank": 1.0}
-    assert meta.checks.difficulty.settings["dense"] is True
-    assert meta.checks.difficulty.settings["embedding_model"] == measured_ws.setting("embedding", "model")
+    settings = meta.checks.difficulty.settings
+    assert (settings["dense"], settings["dense_unread_items"]) == ("partial", 6)
+    assert settings["dense_reason"] == report.notes[-2].removeprefix("note: ")
+    assert settings["embedding_model"] == measured_ws.setting("embedding", "model")
 
 
 def test_difficulty_features_by_hand(measured_ws):
@@ -218,7 +252,8 @@ def test_difficulty_reports_the_mix_against_the_target(measured_ws):
     assert other.overall.target == {"easy": 4, "medium": 4, "hard": 4}
     record = DatasetStore(measured_ws).meta("faq").checks.difficulty
     assert record.target == "1:1:1" and record.counts == {"easy": 4, "medium": 3, "hard": 5}
-    assert record.kb_snapshot == report.kb_snapshot and record.settings["dense"] is False
+    assert record.kb_snapshot == report.kb_snapshot
+    assert (record.settings["dense"], record.settings["dense_reason"]) == ("skipped", "dense ranks skipped: --no-dense")
 
 
 def test_difficulty_lists_items_whose_type_does_not_fit(measured_ws):
@@ -322,3 +357,53 @@ def test_evidence_outside_the_snapshot_leaves_an_item_unmeasured_not_hard(measur
     stored = next(i for i in store.items("faq") if i.id == "t-4")
     assert stored.difficulty is None and "bm25_rank" not in stored.difficulty_features
     assert stored.difficulty_features["evidence_groups"] == 1
+
+
+# -- the grade record, and what grading shows while it runs ------------------------------------------
+
+def test_a_split_after_grade_makes_its_record_stale_and_that_is_said(handbook):
+    store = DatasetStore(handbook.workspace)
+    first = handbook("grade", "--dataset", "faq", "--no-dense")
+    assert ("note: no item of 'faq' has a split yet; `curate split` (which stratifies by these difficulties) will "
+            "change the items after this record: run `curate grade` again after it") in first.stderr.splitlines()
+    assert stale_grade(*store.load("faq")) is None
+    split = handbook("split", "--dataset", "faq", "--no-semantic")
+    meta, items = store.load("faq")
+    warning = (f"warning: the grade record of 'faq' ({meta.checks.difficulty.at}) no longer matches its items: "
+               f"`curate split` changed them after it ({meta.checks.split.at}); run `curate grade --dataset faq` again "
+               f"(a release records it as not current)")
+    assert stale_grade(meta, items) == warning
+    assert warning in split.stderr.splitlines()                              # said where it happened
+    assert warning in handbook("show", "faq").stderr.splitlines()            # and wherever the draft is looked at
+    again = handbook("grade", "--dataset", "faq", "--no-dense")
+    assert "split yet" not in again.stderr
+    meta, items = store.load("faq")
+    assert stale_grade(meta, items) is None
+    # grading again moved no difficulty, so the split record still matches the items as well
+    assert meta.checks.split.items_sha256 == items_digest(items)
+    items[0].question += " (edited)"
+    store.save(meta, items)
+    assert "no longer matches its items: they changed after it;" in stale_grade(*store.load("faq"))
+
+
+def test_grading_draws_progress_bars(curate, tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from rich.console import Console
+
+    docs, items = tmp_path / "rooms.jsonl", tmp_path / "rooms_items.jsonl"
+    docs.write_text("".join(json.dumps({"doc_id": f"room-{n}", "text": f"Device {n} stands in server room R{n}."})
+                            + "\n" for n in range(210)), encoding="utf-8")   # a bar is drawn from 200 steps
+    items.write_text("".join(json.dumps({"id": f"r-{n}", "question": f"Where does device {n} stand?",
+                                         "evidence": [f"Device {n} stands in server room R{n}"]}) + "\n"
+                             for n in range(210)), encoding="utf-8")
+    curate("kb", "ingest", docs, "--name", "rooms")
+    curate("import", items, "--dataset", "rooms", "--source", "human", "--kb", "rooms")
+    screen = io.StringIO()
+    bars = sys.modules["curate.progress"]   # the module: `curate.progress` is also the function it exports
+    monkeypatch.setattr(bars, "_stderr", Console(file=screen, force_terminal=True, width=100))
+    report = assess_difficulty(curate.workspace, dataset="rooms", dense=False)
+    drawn = screen.getvalue()
+    assert f"BM25 index of {report.kb_snapshot}" in drawn and "ranking items" in drawn
+    assert len(report.items) == 210

@@ -1,0 +1,65 @@
+"""Folding keeps the symbols that carry meaning; normalising for quotes drops the spaces a Chinese
+corpus was segmented with and makes one the full stops NFKC leaves apart; both start from one
+canonical form, so whatever locate finds the leakage check would match."""
+
+import pytest
+
+from curate.text.normalize import canonical, fold, fold_with_map, normalize, normalize_with_map
+
+
+@pytest.mark.parametrize("text, other", [
+    ("A+", "A"), ("C#", "C"), ("C++", "C"), ("50%", "50"), ("30℃", "30c"), ("+86 10 1234", "86 10 1234"),
+    ("$5", "5"), ("¥100", "100"), ("5 €", "5"), ("3‰", "3"),
+])
+def test_a_meaningful_symbol_is_kept(text, other):
+    assert fold(text) != fold(other)
+
+
+@pytest.mark.parametrize("text, same", [
+    ("A +", "a+"), ("Ｃ＃", "c#"), ("50 ％", "50%"), ("30℃", "30°c"), ("# Heading", "heading"),
+    ("+ - * /", ""), ("100 % sure", "100%sure"), ("LG-4031：令牌 过期！", "lg4031令牌过期"), ("snake_case", "snakecase"),
+])
+def test_a_symbol_touching_no_number_or_word_is_punctuation(text, same):
+    assert fold(text) == fold(same) == same
+
+
+def test_units_are_letters_and_stay():
+    assert fold("5 km, 3 kg, 16 GB") == "5km3kg16gb" != fold("5, 3, 16")
+
+
+def test_fold_with_map_is_fold_and_points_at_the_original():
+    text = "Ｃ ++ 与 C# 占 50 ％，价格 $5。"
+    folded, index = fold_with_map(text)
+    assert folded == fold(text) == "c++与c#占50%价格$5"
+    assert [text[i] for i in index] == list("Ｃ++与C#占50％价格$5")
+
+
+def test_quote_normalising_drops_spaces_next_to_cjk_only():
+    assert normalize("大桥 于 2018年 10月 开通") == "大桥于2018年10月开通"
+    assert normalize("使用 Python 编程") == "使用python编程"
+    assert normalize("the  rapist") == "the rapist" != normalize("therapist")      # English words stay apart
+    assert normalize("Hello，  WORLD") == normalize("Hello, WORLD") == "hello, world"
+
+
+def test_full_stops_quotes_and_dashes_are_one():
+    assert normalize("开通。") == normalize("开通．") == normalize("开通｡") == normalize("开通.") == "开通."
+    assert normalize("“大桥”‘A’") == '"大桥"\'a\''
+    assert normalize("2018—2019") == normalize("2018–2019") == normalize("2018-2019")
+    assert normalize("开通，") != normalize("开通、")                                # commas are not made one
+
+
+def test_the_map_points_at_the_original_characters():
+    text = "港珠澳大桥 于 2018年 开通 。"
+    norm, index = normalize_with_map(text)
+    at = norm.index("大桥于2018年开通")
+    start, end = index[at], index[at + len("大桥于2018年开通") - 1] + 1
+    assert text[start:end] == "大桥 于 2018年 开通"
+
+
+@pytest.mark.parametrize("text", [
+    "港珠澳大桥 于 2018年 开通 。它全长55公里．", "The “bridge” opened—at last. A+ grade, 50 % off, C# code!",
+    "问：ＬＧ－４０３１ 是什么意思？\n答：访问令牌已过期。", "  tabs\tand\u3000spaces  ",
+])
+def test_folding_is_normalising_then_dropping(text):
+    """One canonical form under both levels: fold(normalize(x)) == fold(x)."""
+    assert fold(normalize(text)) == fold(text) == fold(canonical(text))
