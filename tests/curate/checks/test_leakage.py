@@ -13,17 +13,6 @@ from curate.release import release
 from tests.support import EXAMPLES
 
 
-@pytest.fixture
-def leaky(curate, data_dir):
-    """KB = the test docs plus an FAQ and field notes that hold copies of evaluation text."""
-    docs = data_dir / "docs"
-    for name in ("faq.zh.md", "notes.en.md"):
-        (docs / name).write_text((data_dir / "leak" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    curate("kb", "ingest", docs, "--name", "docs", "--chunk-size", "400")
-    curate("import", data_dir / "leak_items.jsonl", "--dataset", "leaky", "--source", "human", "--kb", "docs")
-    return curate
-
-
 def _findings(report):
     return sorted((f.item_id, f.kind, f.method) for f in report.findings)
 

@@ -15,17 +15,6 @@ from evalrun.runner.gate import leakage_gate
 from evalrun.runner.run import run
 
 
-@pytest.fixture
-def leaky(curate, data_dir):
-    """KB 'docs' with an FAQ and field notes holding copies of evaluation text; dataset 'leaky' (k-1..k-6)."""
-    docs = data_dir / "docs"
-    for name in ("faq.zh.md", "notes.en.md"):
-        (docs / name).write_text((data_dir / "leak" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    curate("kb", "ingest", docs, "--name", "docs", "--chunk-size", "400")
-    curate("import", data_dir / "leak_items.jsonl", "--dataset", "leaky", "--source", "human", "--kb", "docs")
-    return curate
-
-
 def _released(workspace):
     manifest, items = load_release(Releases(workspace, "leaky").path("v1"))
     return manifest, {i.id for i in items}
