@@ -3,6 +3,8 @@ and every failure returned as an unscored verdict with its reason."""
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import random
@@ -69,10 +71,39 @@ class JudgeStats:
 Transport = Callable[[list[dict]], tuple[str | None, str | None, int, int]]
 
 
+@functools.cache
+def _build_response_models() -> int:
+    """Build the pydantic schemas of openai's chat response models now, in one thread, and return how
+    many: openai builds them on first use, which is not thread-safe under pydantic 2.9 (the version
+    argilla-server pins): judge threads parsing their first responses at once can fail with
+    "BaseModel cannot be instantiated directly"."""
+    import typing
+
+    import pydantic
+    from openai.types.chat import ChatCompletion
+
+    def models_in(annotation) -> list[type]:
+        if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+            return [annotation]
+        return [m for arg in typing.get_args(annotation) for m in models_in(arg)]
+
+    seen: set[type] = set()
+    todo: list[type] = [ChatCompletion]
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        model.__pydantic_core_schema__["type"]   # a lazily built schema is built on first access
+        todo += [m for f in model.model_fields.values() for m in models_in(f.annotation)]
+    return len(seen)
+
+
 def openai_transport(config: JudgeConfig) -> Transport:
     """Return a transport over the openai client; the key is read from the environment now, and
     masked out of every failure's reason (a server may echo it back)."""
     import openai
+    _build_response_models()
     key = config.api_key()
     client = openai.OpenAI(base_url=config.base_url, api_key=key or "no-key-needed",
                            timeout=config.timeout, max_retries=0)

@@ -262,3 +262,21 @@ def test_another_endpoint_or_model_is_never_served_the_first_ones_verdicts(handb
         assert same.judge.stats.cache_hits == 11
     finally:
         other.close()
+
+
+def test_the_response_models_are_built_before_judge_threads_parse_at_once():
+    # openai builds its response models' schemas lazily, which is not thread-safe under pydantic 2.9:
+    # the transport builds them first (in a fresh process, where nothing built them yet)
+    import subprocess
+    import sys
+    code = ("from openai.types.chat import ChatCompletion, ChatCompletionMessage\n"
+            "lazy = lambda: [type(m.__dict__.get('__pydantic_core_schema__')).__name__ for m in "
+            "(ChatCompletion, ChatCompletionMessage)]\n"
+            "before = lazy()\n"
+            "from curate.judge.client import openai_transport\n"
+            "from curate.judge.config import JudgeConfig\n"
+            "openai_transport(JudgeConfig(base_url='http://127.0.0.1:9/v1', model='m'))\n"
+            "print(before, lazy())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split() == ["['MockCoreSchema',", "'MockCoreSchema']", "['dict',", "'dict']"]
