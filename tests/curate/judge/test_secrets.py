@@ -4,7 +4,7 @@ of the key is masked before it reaches a file or the output."""
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -16,7 +16,7 @@ from curate.judge.prompts import Prompt
 from curate.credentials import check_base_url, check_key_env_name, looks_like_secret, mask
 from curate.checks.consistency import CONSISTENCY
 
-from tests.support.servers import free_port
+from tests.support.servers import ThreadingHTTPServer, free_port
 
 KEY = "sk-live-4fQ9zX2pL7mN3vB8kR1tY6wE"
 

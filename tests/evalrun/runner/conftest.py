@@ -7,12 +7,13 @@ import json
 import textwrap
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from curate.checks.leakage import check_leakage
 from curate.release import release
+from tests.support.servers import ThreadingHTTPServer
 
 SIX = [f"u-{n}" for n in range(1, 7)]
 

@@ -169,7 +169,9 @@ def test_key_point_coverage_counts_points_whose_evidence_reached_the_context(han
 
 
 def test_http_target_and_its_garbage(released, tmp_path):
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.support.servers import ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
