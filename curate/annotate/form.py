@@ -16,19 +16,24 @@ from curate.records import EvalItem
 from curate.annotate.pool import Candidate
 
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
+_MARKDOWN_INLINE = re.compile(r"[\\`*_\[\]<>#|~]")
 _CITED = re.compile(r"\s*[\[［]\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*[\]］]\s*$")
 
 
 def settings(pool_k: int, guidelines: str, min_submitted: int = 1):
-    """Return the Argilla settings of an annotation dataset with `pool_k` candidate slots."""
+    """Return the Argilla settings of an annotation dataset with `pool_k` candidate slots (0: only the
+    answerability questions). Only the candidate fields carry Markdown (their heading) and render it;
+    the question, answer and key points are shown as written, line breaks kept."""
     import argilla as rg
     fields = [rg.TextField(name="question", title="Question"),
               rg.TextField(name="reference_answer", title="Reference answer", required=False),
               rg.TextField(name="key_points", title="Key points so far", required=False)]
     fields += [rg.TextField(name=f"chunk_{n}", title=f"Candidate {n}", required=False, use_markdown=True)
                for n in range(1, pool_k + 1)]
+    # Required: every candidate gets a grade. In Argilla's form a click on a pre-filled suggestion
+    # clears it, and an ungraded candidate would silently count as 0; now the form says it is missing.
     questions = [rg.RatingQuestion(name=f"relevance_{n}", title=f"Relevance of candidate {n} (0/1/2)",
-                                   values=[0, 1, 2], required=False) for n in range(1, pool_k + 1)]
+                                   values=[0, 1, 2], required=True) for n in range(1, pool_k + 1)]
     questions += [rg.LabelQuestion(name="answerable", title="Can the knowledge base answer it?",
                                    labels=[ANSWERABLE, UNANSWERABLE]),
                   rg.TextQuestion(name="question_fixed", title="Corrected question (if needed)", required=False),
@@ -39,6 +44,15 @@ def settings(pool_k: int, guidelines: str, min_submitted: int = 1):
     metadata = [rg.TermsMetadataProperty(name=name) for name in ("difficulty", "qtype", "source", "language", "status")]
     return rg.Settings(guidelines=guidelines, fields=fields, questions=questions, metadata=metadata,
                        distribution=rg.TaskDistribution(min_submitted=min_submitted))
+
+
+def markdown_escape(text: str) -> str:
+    r"""Return `text` with Markdown's inline syntax escaped, so that it shows as written.
+
+    >>> markdown_escape("a*b* [x](y) `z`")
+    'a\\*b\\* \\[x\\](y) \\`z\\`'
+    """
+    return _MARKDOWN_INLINE.sub(r"\\\g<0>", " ".join(text.split()))
 
 
 def annotation_digest(item: EvalItem) -> str:
@@ -88,7 +102,8 @@ def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[s
         fields["key_points"] = key_points_text(item, slots)
     for n, candidate in enumerate(candidates, start=1):
         title, text = texts[candidate.chunk_id]
-        heading = f"**{title}** · `{candidate.chunk_id}`" if title else f"`{candidate.chunk_id}`"
+        code = f"`{candidate.chunk_id}`" if "`" not in candidate.chunk_id else markdown_escape(candidate.chunk_id)
+        heading = f"**{markdown_escape(title)}** · {code}" if title.strip() else code
         fields[f"chunk_{n}"] = f"{heading}\n\n{text}"
     suggestions = [rg.Suggestion(question_name=f"relevance_{n}", value=c.grade, agent=origin)
                    for n, c in enumerate(candidates, start=1) if c.grade is not None]

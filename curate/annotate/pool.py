@@ -59,3 +59,16 @@ def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8) 
                 add(index.chunks[near[k]].chunk_id, "near_miss")
         pools[item.id] = pool
     return pools
+
+
+def keep_slots(pool: list[Candidate], slots: list[str]) -> list[Candidate]:
+    """Return the pool in the slot order it was pushed in before, when it holds the same chunks: the
+    answers an Argilla record already holds are by slot number, so a mere reordering (evidence moves
+    first once labelled) must not move a chunk to another slot.
+
+    >>> a, b = Candidate("a", "bm25"), Candidate("b", "evidence", 2)
+    >>> [c.chunk_id for c in keep_slots([b, a], ["a", "b"])], [c.chunk_id for c in keep_slots([b], ["a"])]
+    (['a', 'b'], ['b'])
+    """
+    by_id = {c.chunk_id: c for c in pool}
+    return [by_id[s] for s in slots] if len(slots) == len(pool) and set(slots) == set(by_id) else pool

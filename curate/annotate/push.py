@@ -1,17 +1,30 @@
 """`curate annotate push`: items with their candidate chunks to Argilla, recording locally what
-was pushed (see `curate.annotate.state`)."""
+was pushed (see `curate.annotate.state`).
+
+Argilla's questions are fixed per dataset, so a record asks only what it has: items with the full
+pool of `pool_k` candidates go to the main dataset, items with N < pool_k candidates to
+`NAME-kN` (`NAME-k0`: answerability questions only). Every push can be retried to completion: a
+half-made dataset is rebuilt (see `curate.annotate.remote`), records are upserted by item id (an
+annotator's responses stay), and the local state is written after every batch, so a push killed
+at any point is finished by the next one.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curate.annotate.form import annotation_digest, record, settings
-from curate.annotate.pool import candidate_pools
+from curate.annotate.pool import candidate_pools, keep_slots
+from curate.annotate.remote import argilla_errors, delete_records, ensure_dataset, remote_records
 from curate.annotate.state import argilla_sdk, connect, load_state, state_path
 from curate.dataset import DatasetStore
-from curate.errors import InputError
+from curate.errors import CurateError, InputError
 from curate.guidelines import workspace_guideline_version
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
@@ -21,46 +34,158 @@ from curate.workspace import Workspace
 DEFAULT_STATUSES = ("needs_evidence", "draft", "needs_adjudication", "needs_rewrite")
 BATCH = 256
 ARGILLA_GUIDELINES_LIMIT = 10_000  # characters Argilla accepts as a dataset's guidelines
+LANGUAGE_HEADINGS = {"en": "English", "zh": "中文"}
+CUT_NOTES = {"en": ("(Cut to fit Argilla: the whole guideline, version {version}, is {file}.)",
+                    "{path} in the curate workspace"),
+             "zh": ("（为符合 Argilla 的长度限制，此处有删节。完整规范（版本 {version}）：{file}。）", "curate 工作区中的 {path}")}
+_GUIDELINE_FILE = re.compile(r"relevance\.([A-Za-z]{2,3}(?:[-_][A-Za-z]+)?)\.md")
+_HEADING = re.compile(r"^(#{1,5}) ", re.MULTILINE)
+_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
+
+
+def _guideline_files(workspace: Workspace) -> dict[str, Path]:
+    """Return the relevance guideline per language (relevance.LANG.md) of the workspace's guideline folder."""
+    path = workspace.setting("guidelines", "path")
+    folder = (workspace.root / path) if path and not Path(path).is_absolute() else Path(path or "")
+    named = [(_GUIDELINE_FILE.fullmatch(p.name), p) for p in sorted(folder.glob("relevance.*.md"))] if path else []
+    files = {match.group(1): p for match, p in named if match}
+    if not files:
+        raise InputError("no relevance guidelines: set [guidelines] path in curate.toml to a folder holding "
+                         "relevance.en.md / relevance.zh.md", field="guidelines")
+    return files
+
+
+def _demoted(text: str) -> str:
+    r"""Return Markdown with every heading one level deeper (outside code fences), to sit under a language.
+
+    >>> _demoted("# A\n```\n# not a heading\n```\n## B")
+    '## A\n```\n# not a heading\n```\n### B'
+    """
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[^\n]*$)", text, flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if _FENCE.match(part) else _HEADING.sub(r"#\1 ", part) for part in parts)
+
+
+_BLOCK_START = re.compile(r"^\s*(?:#|[-*+] |\d+[.)] |\||>|```|~~~)")
+_CJK_END = re.compile(r"[\u2e80-\u9fff\uff00-\uffef\u3000-\u303f]$")
+_CJK_START = re.compile(r"^[\u2e80-\u9fff\uff00-\uffef\u3000-\u303f]")
+
+
+def _unwrapped(text: str) -> str:
+    r"""Return Markdown with soft-wrapped lines joined: Argilla shows every line break of a guideline
+    as a break, so a paragraph wrapped at 100 columns would break mid-sentence. A line joins the one
+    before when both are text of one paragraph or list item (not a heading, table row, quote, fence
+    or new item); Chinese lines join without a space.
+
+    >>> _unwrapped("Grade **chunks**, not\ndocuments.\n\n- one\n  two\n- 三\n  四\n| a |\n| b |")
+    'Grade **chunks**, not documents.\n\n- one two\n- 三四\n| a |\n| b |'
+    """
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+            continue
+        previous = out[-1] if out else ""
+        joins = (not fenced and line.strip() and previous.strip() and not _BLOCK_START.match(line)
+                 and not previous.lstrip().startswith(("#", "|", "```", "~~~")) and not previous.endswith("  "))
+        if joins:
+            tail, head = previous.rstrip(), line.strip()
+            space = "" if _CJK_END.search(tail) and _CJK_START.match(head) else " "
+            out[-1] = tail + space + head
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _cut(text: str, room: int, note: str) -> str:
+    """Return `text` if it fits in `room` characters, else its sections that fit, then `note`."""
+    if len(text) <= room:
+        return text
+    limit = max(room - len(note) - 2, 0)
+    cut = max((m.start() for m in re.finditer(r"\n#{2,4} ", text[:limit + 1])), default=limit)
+    return text[:cut].rstrip() + "\n\n" + note
+
+
+def _shares(lengths: list[int], room: int) -> list[int]:
+    """Return the room each text gets: all it needs if it fits its fair share, the rest split evenly.
+
+    >>> _shares([9000, 4000], 10000), _shares([3000, 4000], 10000)
+    ([6000, 4000], [3000, 4000])
+    """
+    shares, left, open_ = [0] * len(lengths), room, sorted(range(len(lengths)), key=lambda i: lengths[i])
+    while open_:
+        fair = left // len(open_)
+        i = open_.pop(0)
+        shares[i] = min(lengths[i], fair)
+        left -= shares[i]
+    return shares
 
 
 def guidelines_text(workspace: Workspace, items) -> str:
-    """Return the relevance guideline in the language most items are in (Argilla takes one text of at
-    most 10,000 characters; a longer one is cut at a section and says where the whole one is)."""
-    path = workspace.setting("guidelines", "path")
-    folder = (workspace.root / path) if path and not Path(path).is_absolute() else Path(path or "")
-    languages = Counter(i.language for i in items).most_common()
-    for language, _ in languages + [("en", 0), ("zh", 0)]:
-        file = folder / f"relevance.{language}.md"
-        if path and file.exists():
-            text = file.read_text(encoding="utf-8")
-            break
-    else:
-        raise InputError("no relevance guidelines: set [guidelines] path in curate.toml to a folder holding "
-                         "relevance.en.md / relevance.zh.md", field="guidelines")
-    if len(text) <= ARGILLA_GUIDELINES_LIMIT:
-        return text
-    note = f"\n\n(Cut to fit Argilla. The whole guideline, version {workspace_guideline_version(workspace)}: {file})"
-    cut = text.rfind("\n## ", 0, ARGILLA_GUIDELINES_LIMIT - len(note))
-    return text[:cut if cut > 0 else ARGILLA_GUIDELINES_LIMIT - len(note)] + note
+    """Return every relevance guideline of the workspace, each under its language's heading, the
+    language most items are in first, within Argilla's 10,000 characters (each cut at a section,
+    saying where the whole one is, when they do not all fit)."""
+    files = _guideline_files(workspace)
+    counts = Counter(i.language for i in items)
+    languages = sorted(files, key=lambda lang: (-counts.get(lang, 0), lang))
+    version = workspace_guideline_version(workspace)
+    root = workspace.root.resolve()
+    parts = []
+    for language in languages:
+        file = files[language].resolve()
+        note, place = CUT_NOTES.get(language, CUT_NOTES["en"])
+        shown = place.format(path=file.relative_to(root).as_posix()) if file.is_relative_to(root) else str(file)
+        heading = f"# {LANGUAGE_HEADINGS.get(language, language)}\n\n"
+        body = _unwrapped(_demoted(files[language].read_text(encoding="utf-8"))).strip()
+        note = note.format(version=version, file=shown)
+        parts.append((heading, body, note))
+    separator = "\n\n---\n\n"
+    room = ARGILLA_GUIDELINES_LIMIT - sum(len(h) for h, _, _ in parts) - len(separator) * (len(parts) - 1)
+    shares = _shares([len(b) for _, b, _ in parts], room)
+    return separator.join(h + _cut(b, share, note) for (h, b, note), share in zip(parts, shares))
+
+
+def dataset_name(main: str, pool_size: int, pool_k: int) -> str:
+    """Return the Argilla dataset of records with `pool_size` candidates: the main one for a full pool.
+
+    >>> dataset_name("faq", 8, 8), dataset_name("faq", 2, 8), dataset_name("faq", 0, 8)
+    ('faq', 'faq-k2', 'faq-k0')
+    """
+    return main if pool_size == pool_k else f"{main}-k{pool_size}"
 
 
 @dataclass
 class PushReport:
-    """What a push sent."""
+    """What a push sent, and where."""
 
     dataset: str
-    argilla_dataset: str
+    argilla_dataset: str                 # the main Argilla dataset (records with the full pool)
     pushed: int
-    created: bool
+    created: bool                        # the main dataset was created (or rebuilt) by this push
     guideline_version: str | None
     pool_sizes: Counter = field(default_factory=Counter)
+    records: dict[str, int] = field(default_factory=dict)   # Argilla dataset -> records it holds
+    created_datasets: list[str] = field(default_factory=list)
+    rebuilt: dict[str, str] = field(default_factory=dict)   # Argilla dataset -> why it was rebuilt
+    moved: dict[str, str] = field(default_factory=dict)     # item id -> the dataset it moved to
+    statuses_here: Counter = field(default_factory=Counter)  # with nothing to push: the items' statuses
+    kept: dict[str, str] = field(default_factory=dict)      # item id -> a dataset it left that keeps its
+                                                            # answered record
+
+
+def _log(target, records: list) -> None:
+    """Upsert records by id, without the SDK's own progress bar on stderr."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        target.records.log(records, batch_size=len(records))
 
 
 def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFAULT_STATUSES, pool_k: int = 8,
          min_submitted: int = 1, api_url: str | None = None, argilla_workspace: str = "curate",
          argilla_dataset: str | None = None) -> PushReport:
-    """Send items to an Argilla dataset (created on first push); records are keyed by item id, so
-    pushing again updates them and keeps every submitted response."""
+    """Send items to Argilla (datasets created on first push, one per pool size); records are keyed by
+    item id, so pushing again updates them and keeps every response; a push that was interrupted
+    is completed by the next one."""
     if not 1 <= pool_k <= 50:
         raise InputError(f"must be 1 to 50 candidate slots, got {pool_k}", field="pool-k")
     if min_submitted < 1:
@@ -71,36 +196,126 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         meta, items = store.load(dataset)
         chosen = [i for i in items if i.status in statuses]
         state = load_state(workspace, dataset)
+        if not chosen:   # nothing is sent, and nothing recorded as pushed
+            return PushReport(dataset, state.argilla.dataset if state.argilla else dataset, 0, False,
+                              workspace_guideline_version(workspace), statuses_here=Counter(i.status for i in items))
+        path = state_path(workspace, dataset)
         if state.pool_k not in (None, pool_k):
             raise InputError(f"dataset '{dataset}' was pushed with --pool-k {state.pool_k}; Argilla's fields are "
                              f"fixed, so push with the same pool size", field="pool-k")
         index = KBIndex(workspace, meta.kb_snapshot)
         pools = candidate_pools(index, chosen, pool_k)
+        pools = {item_id: keep_slots(pool, state.items[item_id].slots) if item_id in state.items else pool
+                 for item_id, pool in pools.items()}
         texts = {c.chunk_id: (str(c.metadata.get("title") or ""), c.text) for c in index.chunks}
         version = workspace_guideline_version(workspace)
+        _guideline_files(workspace)   # no guideline: say so before anything is sent
         client = connect(api_url)
-        name = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
-        space = client.workspaces(argilla_workspace)
-        if space is None:
-            space = rg.Workspace(name=argilla_workspace).create()
-        target = client.datasets(name=name, workspace=argilla_workspace)
-        created = target is None
-        if created:
-            target = rg.Dataset(name=name, workspace=space, client=client,
-                                settings=settings(pool_k, guidelines_text(workspace, items),
-                                                  min_submitted)).create()
-        records = [record(item, pools[item.id], texts, origin="curate") for item in chosen]
-        for start in progress(range(0, len(records), BATCH), "pushing to Argilla", unit="batch",
-                              total=(len(records) + BATCH - 1) // BATCH):
-            batch = records[start:start + BATCH]
-            target.records.log(batch, batch_size=len(batch))
-        pushed_at = now()
-        for item in chosen:
-            before = state.items.get(item.id)
-            state.items[item.id] = PushedItem(slots=[c.chunk_id for c in pools[item.id]], digest=annotation_digest(item),
-                                              pushed_at=pushed_at, applied=before.applied if before else None)
-        state.argilla = ArgillaTarget(api_url=client.api_url, dataset=name, workspace=argilla_workspace)
+        url = client.api_url
+        main = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
+        groups: dict[str, list] = {}
+        for item in sorted(chosen, key=lambda i: -len(pools[i.id])):
+            groups.setdefault(dataset_name(main, len(pools[item.id]), pool_k), []).append(item)
+        report = PushReport(dataset, main, len(chosen), False, version, Counter(len(pools[i.id]) for i in chosen))
+
+        claimed = _claimed_elsewhere(workspace, dataset, argilla_workspace)
+        if clash := sorted(set(claimed).intersection(groups)):
+            raise InputError(f"Argilla dataset '{clash[0]}' in workspace '{argilla_workspace}' holds the records of "
+                             f"curate dataset '{claimed[clash[0]]}'; push to another --argilla-workspace",
+                             field="argilla-workspace")
+        state.argilla = ArgillaTarget(api_url=url, dataset=main, workspace=argilla_workspace)
         state.pool_k, state.guideline_version, state.min_submitted = pool_k, version, min_submitted
-        state.write(state_path(workspace, dataset))
-        return PushReport(dataset, name, len(records), created, version,
-                          Counter(len(pools[i.id]) for i in chosen))
+        state.push_started = now()
+        state.write(path)
+        sending = False   # while a batch is on its way, this file may be older than Argilla
+        try:
+            with argilla_errors(url, f"finding workspace '{argilla_workspace}'"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # the SDK warns that a workspace we are about to create is missing
+                space = client.workspaces(argilla_workspace) or rg.Workspace(name=argilla_workspace).create()
+            targets = {}
+            for name, members in groups.items():
+                with argilla_errors(url, f"preparing Argilla dataset '{name}'"):
+                    # both guidelines, the language of most of this dataset's records first
+                    guidelines = guidelines_text(workspace, members)
+                    target = ensure_dataset(client, rg, space, name,
+                                            settings(len(pools[members[0].id]), guidelines, min_submitted))
+                targets[name] = target.dataset
+                if target.created:
+                    report.created_datasets.append(name)
+                    report.created = report.created or name == main
+                if target.rebuilt:
+                    report.rebuilt[name] = target.rebuilt
+                    _forget_rebuilt(state, name, members)
+                    state.write(path)
+                pushed_at = now()
+                for start in progress(range(0, len(members), BATCH), f"pushing to Argilla '{name}'", unit="batch",
+                                      total=(len(members) + BATCH - 1) // BATCH):
+                    batch = members[start:start + BATCH]
+                    sending = True
+                    with argilla_errors(url, f"sending records to Argilla dataset '{name}'"):
+                        _log(target.dataset, [record(item, pools[item.id], texts, origin="curate") for item in batch])
+                    _note_pushed(state, batch, pools, None if name == main else name, pushed_at, report)
+                    state.write(path)
+                    sending = False
+            _remove_strays(client, space, url, state, main, set(claimed), report)
+            with argilla_errors(url, "counting records"):
+                for name, target in targets.items():
+                    report.records[name] = int(target.progress().get("total", 0))
+        finally:
+            if not sending:
+                state.push_started = None
+                state.write(path)
+        return report
+
+
+def _forget_rebuilt(state, name: str, members: list) -> None:
+    """Drop from the state the items that lived in a dataset just rebuilt and are not pushed now
+    (their records went with the old dataset; none held an answer)."""
+    pushed_now = {m.id for m in members}
+    for item_id in [i for i in state.items if state.dataset_of(i) == name and i not in pushed_now]:
+        del state.items[item_id]
+
+
+def _note_pushed(state, batch: list, pools: dict, argilla_dataset: str | None, pushed_at: str,
+                 report: PushReport) -> None:
+    """Record in the state the items of a batch that reached Argilla (dataset None: the main one)."""
+    for item in batch:
+        before = state.items.get(item.id)
+        if before is not None and before.argilla_dataset != argilla_dataset:
+            report.moved[item.id] = argilla_dataset or state.argilla.dataset
+        state.items[item.id] = PushedItem(slots=[c.chunk_id for c in pools[item.id]], digest=annotation_digest(item),
+                                          pushed_at=pushed_at, applied=before.applied if before else None,
+                                          argilla_dataset=argilla_dataset)
+
+
+def _claimed_elsewhere(workspace: Workspace, dataset: str, argilla_workspace: str) -> dict[str, str]:
+    """Return the Argilla datasets of `argilla_workspace` that other curate datasets push to, with
+    the curate dataset each belongs to."""
+    claimed = {}
+    for other in DatasetStore(workspace).names():
+        try:
+            state = load_state(workspace, other) if other != dataset else None
+        except CurateError:   # another dataset's damaged state is that dataset's problem, said when it is used
+            continue
+        if state is not None and state.argilla is not None and state.argilla.workspace == argilla_workspace:
+            claimed.update({state.dataset_of(i): other for i in state.items} | {state.argilla.dataset: other})
+    return claimed
+
+
+def _remove_strays(client, space, url: str, state, main: str, claimed: set[str], report: PushReport) -> None:
+    """Delete every record left in a dataset its item no longer lives in (it moved to another pool
+    size, in this push or in one that was killed), unless it holds responses: then it stays, listed
+    in `report.kept`, so that no answer is lost."""
+    siblings = re.compile(re.escape(main) + r"(-k\d+)?")
+    with argilla_errors(url, "looking for records of items that moved"):
+        models = [m for m in client.api.datasets.list(workspace_id=space.id)
+                  if siblings.fullmatch(m.name) and m.name not in claimed]
+    for model in models:
+        with argilla_errors(url, f"removing moved records from Argilla dataset '{model.name}'"):
+            found = remote_records(client, model.id)
+            strays = [i for i in found if i in state.items and state.dataset_of(i) != model.name]
+            answered = [i for i in strays if found[i].responses]
+            unanswered = [found[i].server_id for i in strays if not found[i].responses]
+            if unanswered:
+                delete_records(client, model.id, unanswered)
+        report.kept.update({item_id: model.name for item_id in answered})

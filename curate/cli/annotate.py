@@ -8,6 +8,7 @@ import click
 
 from curate.annotate.pull import pull, status
 from curate.annotate.push import DEFAULT_STATUSES, push
+from curate.cli import annotate_users
 from curate.cli.base import workspace_of
 from curate.cli.display import console, table
 from curate.records import STATUSES
@@ -21,20 +22,25 @@ def annotate() -> None:
     """Label evidence in Argilla: serve a local Argilla, push items, pull labels, see progress."""
 
 
+annotate.add_command(annotate_users.users)
+
+
 @annotate.command("serve")
 @click.option("--port", type=click.IntRange(1, 65535), default=6900, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where Argilla keeps its SQLite database (default: WORKSPACE/argilla).")
+@click.option("--argilla-workspace", default="curate", show_default=True,
+              help="The Argilla workspace the team labels in (created when missing).")
 @click.pass_context
-def serve_command(ctx: click.Context, port: int, host: str, data_dir: Path | None) -> None:
+def serve_command(ctx: click.Context, port: int, host: str, data_dir: Path | None, argilla_workspace: str) -> None:
     """Run a local Argilla (SQLite in the workspace) until Ctrl-C; the owner's key is ARGILLA_API_KEY if set."""
     import os
 
     from curate.annotate.server.process import serve  # the optional argilla extra
     workspace = workspace_of(ctx)
     serve(data_dir or workspace.root / "argilla", port=port, host=host, api_key=os.environ.get("ARGILLA_API_KEY"),
-          echo=click.echo)
+          workspace=argilla_workspace, echo=click.echo)
 
 
 @annotate.command("push")
@@ -52,9 +58,22 @@ def push_command(ctx: click.Context, dataset: str, statuses: tuple[str, ...], po
     """Send items with their candidate chunks to Argilla; pushing again updates, never duplicates."""
     report = push(workspace_of(ctx), dataset=dataset, statuses=statuses or DEFAULT_STATUSES, pool_k=pool_k,
                   min_submitted=min_annotators, api_url=api_url, argilla_workspace=argilla_workspace)
+    if not report.pushed:
+        held = ", ".join(f"{n} {s}" for s, n in sorted(report.statuses_here.items())) or "none"
+        click.echo(f"{dataset}: nothing to push: no item is in status {', '.join(statuses or DEFAULT_STATUSES)} "
+                   f"(items here: {held}); --status chooses others")
+        return
     sizes = ", ".join(f"{n} with {k}" for k, n in sorted(report.pool_sizes.items(), reverse=True)) or "none"
-    click.echo(f"{dataset}: pushed {report.pushed} items to Argilla dataset '{report.argilla_dataset}'"
-               f"{' (created)' if report.created else ''}; candidates: {sizes}; guideline {report.guideline_version}")
+    click.echo(f"{dataset}: pushed {report.pushed} items to Argilla; candidates: {sizes}; "
+               f"guideline {report.guideline_version}")
+    for name, count in report.records.items():
+        made = " (rebuilt: " + report.rebuilt[name] + ")" if name in report.rebuilt else (
+            " (created)" if name in report.created_datasets else "")
+        click.echo(f"  Argilla dataset '{name}': {count} record{'' if count == 1 else 's'}{made}")
+    for item_id, name in sorted(report.moved.items()):
+        click.echo(f"  {item_id} moved to '{name}' (its number of candidates changed)")
+    for item_id, old in sorted(report.kept.items()):
+        click.echo(f"  {item_id}: its old record in '{old}' holds answers, so it was kept there")
 
 
 @annotate.command("pull")
@@ -66,19 +85,27 @@ def pull_command(ctx: click.Context, dataset: str, adjudicator: str | None, api_
     """Apply submitted labels; report agreement, disagreements (needs_adjudication) and local conflicts."""
     report = pull(workspace_of(ctx), dataset=dataset, api_url=api_url, adjudicator=adjudicator)
     labelled = [a for a in report.applied if a.outcome == "labelled"]
-    disputed = [a for a in report.applied if a.outcome == "needs_adjudication"]
+    adjudicated = [a for a in labelled if a.adjudicated_by]
     agreement = report.agreement
     out = console()
-    out.print(f"{dataset}: labelled {len(labelled)}, needs adjudication {len(disputed)}, conflicts "
-              f"{len(report.conflicts)}, waiting for annotators {report.pending}")
+    out.print(f"{dataset}: labelled {len(labelled)} ({len(adjudicated)} by adjudication), open disputes "
+              f"{len(report.open_disputes)}, conflicts {len(report.conflicts)}, waiting for annotators "
+              f"{report.pending}; status updated on {report.status_updates} Argilla records")
     out.print(f"agreement: relevance alpha {agreement['relevance_alpha']} over {agreement['units']} doubly graded "
               f"candidates; answerability kappa {agreement['answerability_kappa']}")
     pairs = [(pair, v["agreement"], v["units"], agreement["answerability_kappa_pairs"].get(pair, {}).get("agreement"))
              for pair, v in agreement["relevance_alpha_pairs"].items()]
     if pairs:
         out.print(table(None, ("annotators", "alpha", "units", "kappa"), pairs))
-    if disputed:
-        out.print(table("needs adjudication", ("item", "answers"), [(a.item_id, a.detail) for a in disputed]))
+    if adjudicated:
+        out.print(table("settled by adjudication", ("item", "by"),
+                        [(a.item_id, ", ".join(a.adjudicated_by)) for a in adjudicated]))
+    notes = [(a.item_id, note) for a in labelled for note in a.notes]
+    if notes:
+        out.print(table("merged or differing texts (for a person to check)", ("item", "note"), notes))
+    if report.open_disputes:
+        where = f" (adjudicate in Argilla dataset '{report.adjudication_dataset}')" if report.adjudication_dataset else ""
+        out.print(table(f"needs adjudication{where}", ("item", "answers"), sorted(report.open_disputes.items())))
     if report.conflicts:
         out.print(table("left alone (changed locally after push)", ("item", "why"), sorted(report.conflicts.items())))
 
@@ -91,15 +118,26 @@ def status_command(ctx: click.Context, dataset: str, api_url: str | None) -> Non
     """Progress per annotator (in Argilla) and items per status (here)."""
     result = status(workspace_of(ctx), dataset=dataset, api_url=api_url)
     out = console()
-    out.print(table(f"{dataset}: items per status", ("status", "items"), sorted(result["statuses"].items())))
+    out.print(f"{dataset}: items per status")
+    out.print(table(None, ("status", "items"), sorted(result["statuses"].items())))
     progress = result["argilla"]
-    if progress:
-        out.print(f"Argilla: {progress.get('completed', 0)} of {progress.get('total', 0)} records completed, "
-                  f"{progress.get('pending', 0)} pending")
-        rows = []
-        for user, counts in sorted((progress.get("users") or {}).items()):
-            done = counts.get("completed", {})
-            rows.append((user, done.get("submitted", 0), done.get("draft", 0), done.get("discarded", 0),
-                         sum((counts.get("pending") or {}).values())))
+    if not progress:
+        return
+    columns = ("submitted", "draft", "discarded", "pending", "completed_by_others", "records")
+    headings = ("submitted", "draft", "discarded", "pending", "done by others", "records")
+    names = ", ".join(f"'{name}'" for name in progress["datasets"])
+    out.print(f"Argilla ({names}): {progress['completed']} of {progress['records']} records completed")
+    rows = [(user, *(counts[c] for c in columns)) for user, counts in progress["users"].items()]
+    if rows:
+        out.print(table(None, ("annotator", *headings), rows))
+    if len(progress["datasets"]) > 1:
+        rows = [(name, user, *(counts[c] for c in columns)) for name, held in progress["datasets"].items()
+                for user, counts in held["users"].items()]
+        out.print(table("per Argilla dataset", ("dataset", "annotator", *headings), rows))
+    adjudication = progress.get("adjudication")
+    if adjudication:
+        out.print(f"adjudication ('{adjudication['dataset']}'): {adjudication['open']} of "
+                  f"{adjudication['records']} records open")
+        rows = [(user, *(counts[c] for c in columns)) for user, counts in adjudication["users"].items()]
         if rows:
-            out.print(table(None, ("annotator", "submitted", "draft", "discarded", "on pending records"), rows))
+            out.print(table(None, ("reviewer", *headings), rows))

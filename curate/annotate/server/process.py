@@ -8,9 +8,13 @@ event loop runs those jobs) and registers the `curate-sqlite` search engine (no 
 It then migrates the database, creates the owner user once (idempotent across restarts) and runs
 `argilla_server:app` with uvicorn. The owner's password and API key reach the bootstrap through a
 pipe, never through the command line, the environment or a file; the only copy on disk is the one
-argilla-server keeps in its own database. Server logs go to `DATA_DIR/server.log`. The server
-stops when its parent process goes away, and it reuses one pydantic TypeAdapter for question
-settings, which halves the time argilla-server 2.8 takes to log records with suggestions.
+argilla-server keeps in its own database. The secret that signs the web UI's login tokens is made
+once and kept in `DATA_DIR/auth_secret` (mode 0600 from its creation), so that the annotators'
+sessions survive a restart; it reaches the bootstrap through the same pipe. DATA_DIR is made
+readable by its owner only (the database holds API keys) and ignored by git. Server logs go to
+`DATA_DIR/server.log`. The server stops when its parent process goes away, and it reuses one
+pydantic TypeAdapter for question settings, which halves the time argilla-server 2.8 takes to log
+records with suggestions.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ ENGINE_NAME = "curate-sqlite"
 LOG_NAME = "server.log"
 DB_NAME = "argilla.db"
 TMP_NAME = "tmp"  # argilla-server copies its 14 MB web app to a temp dir at every start; keep it here
+AUTH_SECRET_NAME = "auth_secret"
+SIGN_IN_PATH = "/sign-in"  # the page of Argilla's web UI where a user logs in
 MIN_SECRET_LENGTH = 8
 _STATUS_PREFIX = "CURATE-ARGILLA-STATUS "
 
@@ -59,6 +65,12 @@ class ArgillaServer:
     data_dir: Path
     process: subprocess.Popen = field(repr=False)
     started_in: float = 0.0
+    workspace_created: bool = False
+
+    @property
+    def login_url(self) -> str:
+        """Returns the address of the web UI's sign-in page."""
+        return self.url + SIGN_IN_PATH
 
     @property
     def log_path(self) -> Path:
@@ -98,7 +110,7 @@ def database_url(data_dir: Path) -> str:
 def server_environment(data_dir: Path) -> dict[str, str]:
     """Returns the environment for the server process (no secrets in it)."""
     env = {key: value for key, value in os.environ.items()
-           if key not in ("ARGILLA_API_KEY", "ARGILLA_BASE_URL", "ARGILLA_DATABASE_URL")}
+           if key not in ("ARGILLA_API_KEY", "ARGILLA_BASE_URL", "ARGILLA_DATABASE_URL", "ARGILLA_AUTH_SECRET_KEY")}
     root = str(Path(__file__).resolve().parents[3])  # the folder holding the curate package
     env.update({
         "ARGILLA_HOME_PATH": str(Path(data_dir).resolve()),
@@ -111,6 +123,58 @@ def server_environment(data_dir: Path) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
     })
     return env
+
+
+def auth_secret(data_dir: Path) -> str:
+    """Returns the secret that signs the server's login tokens, creating `DATA_DIR/auth_secret` on first use.
+
+    The file is written under a temporary name opened with mode 0600 (never readable by others, not
+    even for an instant), then linked to its name, which fails if another start made it meanwhile:
+    then that one is used. Raises ArgillaServerError when the file is readable by others or damaged.
+    """
+    path = Path(data_dir) / AUTH_SECRET_NAME
+    if not path.exists():
+        temporary = path.with_name(f".{AUTH_SECRET_NAME}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w", encoding="ascii") as out:
+                out.write(secrets.token_urlsafe(48) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass
+        finally:
+            temporary.unlink(missing_ok=True)
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise ArgillaServerError(f"{path} is readable by others (mode {mode:o}): remove it (everyone then signs "
+                                 f"in again) or make it private with chmod 600")
+    secret = path.read_text(encoding="ascii", errors="replace").strip()
+    if len(secret) < 32:
+        raise ArgillaServerError(f"{path} is damaged (too short): remove it (everyone then signs in again)")
+    return secret
+
+
+def _keep_private(data_dir: Path) -> None:
+    """Returns None after making `data_dir` readable by its owner only and ignored by git.
+
+    The database holds the users' API keys and password hashes and `auth_secret` signs every login:
+    no other user of the machine may read them, and none belongs in the repository a team may keep
+    its workspace in.
+    """
+    try:
+        data_dir.chmod(0o700)
+    except OSError:  # a file system without Unix modes: nothing to tighten
+        pass
+    path = data_dir / ".gitignore"
+    if path.exists():
+        return
+    temporary = path.with_name(f".gitignore.{os.getpid()}.tmp")
+    temporary.write_text("# the local Argilla's database, signing secret and logs: never commit them\n*\n",
+                         encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def _log_tail(data_dir: Path, lines: int = 25) -> list[str]:
@@ -166,8 +230,13 @@ def _url_host(host: str) -> str:
 
 
 def start_server(data_dir: Path, port: int, host: str = "127.0.0.1", api_key: str | None = None,
-                 username: str = "owner", password: str | None = None, timeout: float = 60.0) -> ArgillaServer:
+                 username: str = "owner", password: str | None = None, workspace: str | None = None,
+                 timeout: float = 60.0) -> ArgillaServer:
     """Returns a running local argilla-server on `host:port` whose data lives in `data_dir`.
+
+    Login tokens are signed with the secret in `DATA_DIR/auth_secret` (see `auth_secret`), so a token
+    issued before a restart still works after it. The Argilla `workspace`, when given, is created if
+    missing (then `workspace_created` is True).
 
     The owner `username` is created on the first start, with `api_key` and `password`, or with
     generated ones when they are None (then `created` is True and both are returned once). On a
@@ -180,6 +249,9 @@ def start_server(data_dir: Path, port: int, host: str = "127.0.0.1", api_key: st
             raise ArgillaServerError(f"the owner's {name} must have at least {MIN_SECRET_LENGTH} characters")
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
+    _keep_private(data_dir)
+    request = {"username": username, "api_key": api_key, "password": password, "workspace": workspace,
+               "auth_secret": auth_secret(data_dir)}
     started = time.monotonic()
     deadline = started + timeout
     with open(data_dir / LOG_NAME, "ab") as log:
@@ -189,8 +261,7 @@ def start_server(data_dir: Path, port: int, host: str = "127.0.0.1", api_key: st
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=server_environment(data_dir),
             cwd=str(data_dir), start_new_session=True)
     try:
-        process.stdin.write((json.dumps({"username": username, "api_key": api_key, "password": password}) + "\n")
-                            .encode())
+        process.stdin.write((json.dumps(request) + "\n").encode())
         process.stdin.close()
         status = _read_status(process, deadline)
         url = f"http://{_url_host(host)}:{port}"
@@ -205,7 +276,8 @@ def start_server(data_dir: Path, port: int, host: str = "127.0.0.1", api_key: st
         raise
     return ArgillaServer(url=url, username=username, api_key=status["api_key"], password=status["password"],
                          created=status["created"], data_dir=data_dir, process=process,
-                         started_in=time.monotonic() - started)
+                         started_in=time.monotonic() - started,
+                         workspace_created=status.get("workspace_created", False))
 
 
 def run_forever(server: ArgillaServer, poll: float = 0.5) -> int | None:
@@ -219,15 +291,24 @@ def run_forever(server: ArgillaServer, poll: float = 0.5) -> int | None:
 
 
 def serve(data_dir: Path, port: int, host: str = "127.0.0.1", api_key: str | None = None,
-          echo: Callable[[str], None] = print) -> int | None:
+          workspace: str | None = None, echo: Callable[[str], None] = print) -> int | None:
     """Returns the server's exit code after running it until Ctrl-C, printing its URL and the owner's login.
 
     A generated API key and password are printed only on the first start, when the owner is created;
-    later starts print the username and where the key comes from, never the key.
+    later starts print the username and where the key comes from, never the key. The Argilla
+    `workspace` the team labels in is created when missing.
     """
-    server = start_server(data_dir, port, host=host, api_key=api_key)
+    server = start_server(data_dir, port, host=host, api_key=api_key, workspace=workspace)
     echo(f"Argilla is running at {server.url} (data in {server.data_dir}, log {server.log_path.name}; "
          f"started in {server.started_in:.1f} s)")
+    echo(f"sign in at {server.login_url}")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        import socket
+
+        echo(f"from other machines: http://{socket.gethostname()}:{port}{SIGN_IN_PATH} (or this machine's address)")
+    if workspace:
+        echo(f"Argilla workspace '{workspace}' {'created' if server.workspace_created else 'ready'}; "
+             f"add annotators with `curate annotate users add NAME --role annotator`")
     if server.created:
         echo(f"owner created: username {server.username}, password {server.password}")
         if api_key is None:
@@ -290,6 +371,35 @@ def _skip_record_events_without_webhooks() -> None:
 
     records_bulk.notify_record_event_v1 = notify
     distribution.notify_record_event_v1 = notify
+
+
+def _use_auth_secret(secret: str) -> None:
+    """Returns None after making argilla-server sign and check login tokens with `secret`.
+
+    Set on the imported settings rather than through ARGILLA_AUTH_SECRET_KEY, so that it is in no
+    process's environment; `JWT` copied the setting when its module was imported.
+    """
+    from argilla_server.security.authentication.jwt import JWT
+    from argilla_server.security.settings import settings
+
+    settings.secret_key = secret
+    JWT.secret = secret
+
+
+async def _ensure_workspace(name: str) -> bool:
+    """Returns True after creating the Argilla workspace `name`, False when it already existed."""
+    from argilla_server.contexts import accounts
+    from argilla_server.database import AsyncSessionLocal, async_engine
+    from argilla_server.models import Workspace
+
+    try:
+        async with AsyncSessionLocal() as db:
+            if await Workspace.get_by(db, name=name) is not None:
+                return False
+            await accounts.create_workspace(db, {"name": name})
+            return True
+    finally:
+        await async_engine.dispose()
 
 
 async def _ensure_owner(username: str, api_key: str | None, password: str | None) -> dict:
@@ -382,6 +492,7 @@ def _bootstrap(data_dir: str, host: str, port: int, parent: int) -> int:
     import shutil
 
     request = json.loads(sys.stdin.readline())
+    sys.stdin.close()
     tmp = Path(data_dir) / TMP_NAME
     shutil.rmtree(tmp, ignore_errors=True)  # what a killed server left behind
     tmp.mkdir(parents=True, exist_ok=True)
@@ -401,8 +512,11 @@ def _bootstrap(data_dir: str, host: str, port: int, parent: int) -> int:
         _skip_record_events_without_webhooks()
         from argilla_server.cli.database.migrate import migrate_db
 
+        _use_auth_secret(request["auth_secret"])
         migrate_db(revision="head")
         status = asyncio.run(_ensure_owner(request["username"], request["api_key"], request["password"]))
+        if request.get("workspace") and "error" not in status:
+            status["workspace_created"] = asyncio.run(_ensure_workspace(request["workspace"]))
     except Exception as error:  # reported to the parent, which shows the log
         report({"error": f"{type(error).__name__}: {error}"})
         raise

@@ -1,14 +1,16 @@
 """curate annotate push / pull / status against a real argilla-server."""
 
+import re
 import uuid
 
 import httpx
 import pytest
 
 from curate.annotate.pull import pull
-from curate.annotate.push import push
+from curate.annotate.push import _unwrapped, push
 from curate.annotate.state import load_state
 from curate.dataset import DatasetStore
+from tests.support.argilla import with_every_grade
 
 PASSWORD = "annotator-password-1"
 
@@ -43,14 +45,18 @@ def _annotator(server, space: str, name: str) -> dict:
 
 
 def _record_ids(server, space: str) -> dict[str, str]:
-    dataset = _client(server).datasets(name="faq", workspace=space)
-    return {str(r.id): str(r._server_id) for r in dataset.records(with_responses=False)}
+    """Item id -> Argilla record id, over the annotation datasets of the workspace (one per pool size)."""
+    client = _client(server)
+    names = [d.name for d in client.workspaces(space).datasets if re.fullmatch(r"faq(-k\d+)?", d.name)]
+    return {str(r.id): str(r._server_id) for name in names
+            for r in client.datasets(name=name, workspace=space).records(with_responses=False)}
 
 
 def _submit(server, headers, record_id, grades: dict[int, int], answerable="answerable", **texts):
     values = {f"relevance_{n}": {"value": g} for n, g in grades.items()}
     values["answerable"] = {"value": answerable}
     values.update({name: {"value": value} for name, value in texts.items()})
+    values = with_every_grade(server, record_id, values)
     response = httpx.post(f"{server.url}/api/v1/records/{record_id}/responses", headers=headers,
                           json={"values": values, "status": "submitted"})
     assert response.status_code == 201, response.text
@@ -59,19 +65,25 @@ def _submit(server, headers, record_id, grades: dict[int, int], answerable="answ
 def test_push_sends_pools_and_again_never_duplicates(pushed, argilla_env):
     handbook, report, space = pushed
     assert (report.pushed, report.created, report.argilla_dataset) == (5, True, "faq")
+    # t-3 and t-5 have only two candidates: their records ask two grading questions, in their own dataset
+    assert report.records == {"faq": 3, "faq-k2": 2} and report.pool_sizes == {4: 3, 2: 2}
     dataset = _client(argilla_env).datasets(name="faq", workspace=space)
     records = list(dataset.records(with_suggestions=True))
-    assert sorted(str(r.id) for r in records) == ["t-1", "t-2", "t-3", "t-4", "t-5"]
+    assert sorted(str(r.id) for r in records) == ["t-1", "t-2", "t-4"]
+    small = _client(argilla_env).datasets(name="faq-k2", workspace=space)
+    assert sorted(str(r.id) for r in small.records()) == ["t-3", "t-5"]
+    assert [q.name for q in small.settings.questions][:3] == ["relevance_1", "relevance_2", "answerable"]
     t1 = next(r for r in records if str(r.id) == "t-1")
     assert t1.fields["question"] == "LG-4031 是什么意思？" and "`errors.zh.md#" in t1.fields["chunk_1"]
     assert t1.suggestions["relevance_1"].value == 2 and t1.metadata["source"] == "human"
     english = (handbook.workspace.root / "guidelines" / "relevance.en.md").read_text(encoding="utf-8")
-    assert dataset.settings.guidelines.startswith(english[:300])   # most items are in English
+    english_part = dataset.settings.guidelines.split("\n\n---\n\n")[0]   # most items are in English
+    assert english_part.startswith("# English\n\n#" + _unwrapped(english)[:300])
     assert len(dataset.settings.guidelines) <= 10_000
     state = load_state(handbook.workspace, "faq")
     assert state.items["t-1"].slots[0] == t1.fields["chunk_1"].split("`")[1]
     again = push(handbook.workspace, dataset="faq", pool_k=4, min_submitted=2, argilla_workspace=space)
-    assert again.created is False and len(list(dataset.records())) == 5
+    assert again.created is False and len(list(dataset.records())) == 3 and len(list(small.records())) == 2
     with pytest.raises(Exception, match="same pool size"):
         push(handbook.workspace, dataset="faq", pool_k=6, argilla_workspace=space)
 
@@ -115,10 +127,19 @@ def test_pull_applies_agreement_sends_disagreement_to_adjudication_and_keeps_loc
     # agreement: candidates graded by both on t-1, t-2, t-4; kappa on answerability is undefined (all agree)
     assert report.agreement["units"] == 12 and report.agreement["answerability_kappa"] is None
     assert -1 <= report.agreement["relevance_alpha"] < 1
-    # pulling again changes nothing; an adjudicator settles t-2
-    assert pull(handbook.workspace, dataset="faq").applied == []
-    admin = pull(handbook.workspace, dataset="faq", adjudicator=f"ann-{space}")
-    assert {a.item_id: a.outcome for a in admin.applied} == {"t-2": "labelled"}
+    assert list(report.open_disputes) == ["t-2"] and report.adjudication_dataset == "faq-adjudication"
+    # pulling again changes nothing but still reports the open dispute
+    again = pull(handbook.workspace, dataset="faq")
+    assert again.applied == [] and list(again.open_disputes) == ["t-2"]
+    # an adjudicator answering in the annotation dataset settles t-2 only: on the agreed t-1 it is no vote
+    cy = _annotator(argilla_env, space, "cy")
+    _submit(argilla_env, cy, ids["t-2"], {1: 2, 2: 1})
+    _submit(argilla_env, cy, ids["t-1"], {1: 0, 2: 0})
+    t1_before = next(i for i in store.items("faq") if i.id == "t-1").model_dump()
+    admin = pull(handbook.workspace, dataset="faq", adjudicator=f"cy-{space}")
+    assert [(a.item_id, a.outcome, a.adjudicated_by) for a in admin.applied] == [("t-2", "labelled", [f"cy-{space}"])]
+    assert admin.open_disputes == {}
+    assert next(i for i in store.items("faq") if i.id == "t-1").model_dump() == t1_before
 
 
 def test_status_and_cli(pushed, argilla_env):
@@ -127,8 +148,10 @@ def test_status_and_cli(pushed, argilla_env):
     _submit(argilla_env, ann, _record_ids(argilla_env, space)["t-5"], {1: 0}, answerable="unanswerable")
     result = handbook("annotate", "status", "--dataset", "faq")
     assert "draft" in result.stdout and f"cy-{space}" in result.stdout
+    assert "0 of 5 records completed" in result.stdout
     result = handbook("annotate", "pull", "--dataset", "faq")
     assert "waiting for annotators 5" in result.stdout   # two annotators needed, none has two
+    assert "open disputes 0" in result.stdout
     result = handbook("annotate", "push", "--dataset", "faq", "--pool-k", "4", "--min-annotators", "2",
                       "--argilla-workspace", space)
     assert "pushed 5 items" in result.stdout and "(created)" not in result.stdout
