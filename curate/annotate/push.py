@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curate.annotate.form import annotation_digest, record, settings
-from curate.annotate.pool import candidate_pools, keep_slots
+from curate.annotate.pool import Candidate, candidate_pools, keep_slots
 from curate.annotate.remote import argilla_errors, delete_records, ensure_dataset, remote_records
 from curate.annotate.state import argilla_sdk, connect, load_state, state_path
 from curate.dataset import DatasetStore
@@ -170,6 +170,7 @@ class PushReport:
     rebuilt: dict[str, str] = field(default_factory=dict)   # Argilla dataset -> why it was rebuilt
     moved: dict[str, str] = field(default_factory=dict)     # item id -> the dataset it moved to
     statuses_here: Counter = field(default_factory=Counter)  # with nothing to push: the items' statuses
+    held: dict[str, str] = field(default_factory=dict)      # item id -> why it was not pushed
     kept: dict[str, str] = field(default_factory=dict)      # item id -> a dataset it left that keeps its
                                                             # answered record
 
@@ -212,11 +213,14 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         _guideline_files(workspace)   # no guideline: say so before anything is sent
         client = connect(api_url)
         url = client.api_url
+        held = _hold_answered_slots(client, url, state, chosen, pools, index)
+        chosen = [i for i in chosen if i.id not in held]
         main = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
         groups: dict[str, list] = {}
         for item in sorted(chosen, key=lambda i: -len(pools[i.id])):
             groups.setdefault(dataset_name(main, len(pools[item.id]), pool_k), []).append(item)
-        report = PushReport(dataset, main, len(chosen), False, version, Counter(len(pools[i.id]) for i in chosen))
+        report = PushReport(dataset, main, len(chosen), False, version, Counter(len(pools[i.id]) for i in chosen),
+                            held=held)
 
         claimed = _claimed_elsewhere(workspace, dataset, argilla_workspace)
         if clash := sorted(set(claimed).intersection(groups)):
@@ -266,6 +270,39 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                 state.push_started = None
                 state.write(path)
         return report
+
+
+def _hold_answered_slots(client, url: str, state, chosen: list, pools: dict, index: KBIndex) -> dict[str, str]:
+    """Keep the pushed candidates of every item, unchanged here since, whose Argilla record already holds
+    an answer while its new pool holds other chunks: answers are by slot number, and a slot that showed another chunk
+    would give its grade to the wrong one. Such an item is pushed with its old candidates (`pools`
+    is changed in place); one whose old candidates the snapshot no longer has is not pushed. Return
+    {item id: why} for the items not pushed."""
+    # an item edited here since (another digest) is pushed to be annotated anew: its pool goes as it is
+    moving = [i for i in chosen if i.id in state.items and state.argilla is not None
+              and annotation_digest(i) == state.items[i.id].digest
+              and {c.chunk_id for c in pools[i.id]} != set(state.items[i.id].slots)]
+    if not moving:
+        return {}
+    answered: set[str] = set()
+    with argilla_errors(url, "reading which records hold answers"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the SDK warns about a dataset a killed push never made
+        for name in {state.dataset_of(i.id) for i in moving}:
+            found = client.datasets(name=name, workspace=state.argilla.workspace)
+            if found is not None:
+                answered |= {item_id for item_id, r in remote_records(client, found.id).items() if r.responses}
+    held = {}
+    for item in moving:
+        if item.id not in answered:
+            continue
+        slots = state.items[item.id].slots
+        if all(chunk_id in index.position for chunk_id in slots):
+            grades = {c.chunk_id: c.grade for c in pools[item.id]}
+            pools[item.id] = [Candidate(chunk_id, "answered", grades.get(chunk_id)) for chunk_id in slots]
+        else:
+            held[item.id] = ("its record holds answers about candidates this KB snapshot no longer has: pull them "
+                             "first (`curate annotate pull`), then push it again")
+    return held
 
 
 def _forget_rebuilt(state, name: str, members: list) -> None:

@@ -72,6 +72,8 @@ def push_command(ctx: click.Context, dataset: str, statuses: tuple[str, ...], po
         click.echo(f"  Argilla dataset '{name}': {count} record{'' if count == 1 else 's'}{made}")
     for item_id, name in sorted(report.moved.items()):
         click.echo(f"  {item_id} moved to '{name}' (its number of candidates changed)")
+    for item_id, why in sorted(report.held.items()):
+        click.echo(f"  {item_id} not pushed: {why}")
     for item_id, old in sorted(report.kept.items()):
         click.echo(f"  {item_id}: its old record in '{old}' holds answers, so it was kept there")
 

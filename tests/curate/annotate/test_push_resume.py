@@ -21,6 +21,7 @@ from curate.annotate.remote import DatasetMismatch
 from curate.annotate.state import load_state
 from curate.dataset import DatasetStore
 from curate.errors import CurateError
+from curate.index.kb_index import KBIndex
 from tests.support.argilla import with_every_grade
 
 PASSWORD = "annotator-password-1"
@@ -447,3 +448,35 @@ def test_a_pushed_item_keeps_its_slots_when_only_their_order_would_change(handbo
     assert load_state(handbook.workspace, "faq").items["t-1"].slots == shuffled
     t1 = next(r for r in _client(argilla_env).datasets(name="faq", workspace=space).records() if str(r.id) == "t-1")
     assert [t1.fields[f"chunk_{n}"].split("`")[1] for n in range(1, 5)] == shuffled
+
+
+def test_an_answered_record_keeps_its_candidates_when_the_pool_would_change(handbook, argilla_env, space):
+    from curate.annotate.state import state_path
+    push(handbook.workspace, dataset="faq", pool_k=4, min_submitted=2, argilla_workspace=space)
+    records = _all_records(argilla_env, space)
+    _submit(argilla_env, _annotator(argilla_env, space, "ann"), records["t-1"][1]["id"], {1: 2})
+    state = load_state(handbook.workspace, "faq")
+    shown = list(state.items["t-1"].slots)
+    pooled = set(shown) | set(state.items["t-2"].slots)
+    other = next(c.chunk_id for c in KBIndex(handbook.workspace, DatasetStore(handbook.workspace).meta("faq")
+                                             .kb_snapshot).chunks if c.chunk_id not in pooled)
+    answered_under = [other] + shown[1:]          # what the record showed when ann answered: another chunk first
+    state.items["t-1"].slots = answered_under
+    state.items["t-2"].slots = [other] + state.items["t-2"].slots[1:]   # t-2 has no answer: it may change
+    state.write(state_path(handbook.workspace, "faq"))
+    result = handbook("annotate", "push", "--dataset", "faq", "--pool-k", "4", "--min-annotators", "2",
+                      "--argilla-workspace", space)
+    after = load_state(handbook.workspace, "faq")
+    assert after.items["t-1"].slots == answered_under          # ann's grade of slot 1 still means `other`
+    assert after.items["t-2"].slots[0] != other                 # unanswered: its pool is pushed as it is now
+    t1 = _all_records(argilla_env, space)["t-1"][1]
+    assert t1["fields"]["chunk_1"].split("`")[1] == other and len(t1["responses"]) == 1
+    # a record answered about a chunk the snapshot no longer has is not pushed, and says so
+    state = load_state(handbook.workspace, "faq")
+    state.items["t-1"].slots = ["gone.md#9"] + shown[1:]
+    state.write(state_path(handbook.workspace, "faq"))
+    result = handbook("annotate", "push", "--dataset", "faq", "--pool-k", "4", "--min-annotators", "2",
+                      "--argilla-workspace", space)
+    assert ("  t-1 not pushed: its record holds answers about candidates this KB snapshot no longer has: pull "
+            "them first (`curate annotate pull`), then push it again") in result.stdout.splitlines()
+    assert load_state(handbook.workspace, "faq").items["t-1"].slots[0] == "gone.md#9"
