@@ -39,6 +39,8 @@ def connect(api_url: str | None = None):
     try:
         return rg.Argilla(api_url=url, api_key=key, timeout=120)
     except Exception as exc:
+        if type(exc).__name__ == "ArgillaCredentialsError":
+            raise CurateError(f"Argilla at {mask_url(url)} does not accept the API key in ARGILLA_API_KEY") from None
         said = mask(str(exc), [key, urlsplit(url).password])[:160]
         raise CurateError(f"cannot reach Argilla at {mask_url(url)}: {type(exc).__name__}: {said}") from None
 

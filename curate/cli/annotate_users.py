@@ -20,7 +20,7 @@ def users() -> None:
 
 @users.command("add")
 @click.argument("name")
-@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--role", type=click.Choice(ROLES), default="annotator", show_default=True)
 @click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
               help="A file whose first line is the password (default: generate one and show it once).")
 @click.option("--argilla-workspace", default="curate", show_default=True,

@@ -155,6 +155,19 @@ def test_an_unreachable_server_is_one_line(users, command):
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot reach Argilla at {url}"), lines
 
 
+def test_a_key_argilla_refuses_is_one_line_that_says_so(users, argilla_server, monkeypatch):
+    monkeypatch.setenv("ARGILLA_API_KEY", "not-the-owners-key")
+    result = users("annotate", "users", "list", code=2)
+    assert result.stderr.splitlines() == [f"error: Argilla at {argilla_server.url} does not accept the API key "
+                                          f"in ARGILLA_API_KEY"]
+
+
+def test_a_role_defaults_to_annotator(users):
+    name = unique("dee")
+    result = users("annotate", "users", "add", name)
+    assert result.stdout.startswith(f"added {name} (annotator) to workspace 'curate'")
+
+
 def test_a_user_with_responses_is_removed_only_when_asked(users, argilla_server, tmp_path: Path):
     import argilla as rg
 
