@@ -58,4 +58,8 @@ WSDIR="$PWD"
 echo; echo "== evalrun show: the context's recall and the lexical answer metrics per question type"
 evalrun show runs/handbook-v2-baseline --by qtype --metric 'context/recall@5' --metric 'lexical/*'
 echo; evalrun show runs/handbook-v2-baseline --failures --attribution context_cut
+echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? (paired tests, Holm-corrected)"
+(cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
+  --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null
+evalrun compare runs/handbook-v2-baseline runs/handbook-v2-context5 --metric 'context/*' --metric 'lexical/*'
 echo; echo "workspace: $WSDIR"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from curate import CONTEXT, ToolGroup, root_options
-from evalrun.cli import run, show
+from evalrun.cli import compare, run, show
 from evalrun.version import __version__
 
 
@@ -16,7 +16,8 @@ def cli(workspace, debug: bool) -> None:
     """Run a RAG system over one release of an evaluation set and score every layer apart."""
 
 
-for command in (run.run_command, run.verify, run.export_run_command, show.show):
+for command in (run.run_command, run.verify, run.export_run_command, show.show, compare.compare,
+                compare.history_command):
     cli.add_command(command)
 
 

@@ -1,0 +1,201 @@
+"""The gate of `evalrun compare --gate`: rules a NEW run must meet against BASE to be kept, read from
+a TOML file's `[gate]` table (the same table may live in the workspace's curate.toml):
+
+```toml
+[gate]
+alpha = 0.05                                   # on the corrected p-values
+guard = ["context/recall@5", "lexical/f1"]     # globs: may not get significantly worse...
+guard_subsets = ["all", "difficulty=hard"]     # ...on any of these subsets
+improve = ["generation/correctness"]           # must improve significantly...
+improve_subset = "all"                         # ...on this subset
+max_latency_p95_rise = 0.20                    # p95 latency (latency_stage) may rise at most 20%
+latency_stage = "total"
+max_cost_per_item_rise = 0.10                  # the system's cost per item may rise at most 10%
+require_controlled = true                      # a comparison that is not controlled fails the gate
+```
+
+The guard and improve rules are tested as one family: their rows' raw p-values are corrected (Holm)
+over the rows the rules name, not over the whole table `evalrun compare` prints (the gate decides on
+these hypotheses only). A metric is worse when it falls, or rises for those where lower is better
+(`LOWER_IS_BETTER`). A rule that cannot be checked (a subset the runs do not have, no latency or cost
+recorded) fails: a gate passes only what it could check. A diagnostic --oracle-context run is never
+the NEW side of a gate (an error, exit 2).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from curate import CurateError, InputError, Record
+from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison
+from evalrun.compare.stats import holm
+
+TABLE = "gate"
+_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+
+
+class GateRules(Record):
+    """The `[gate]` table: what NEW may not lose and must win against BASE."""
+
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the corrected p-values.")
+    guard: list[str] = Field(default_factory=list, description="Metric globs that may not get significantly worse.")
+    guard_subsets: list[str] = Field(default_factory=lambda: ["all"], min_length=1,
+                                     description="Subsets on which the guards hold: 'all', 'difficulty=hard', ...")
+    improve: list[str] = Field(default_factory=list, description="Metric globs that must improve significantly.")
+    improve_subset: str = Field("all", description="The subset on which they must improve.")
+    max_latency_p95_rise: float | None = Field(None, ge=0, description="Largest relative rise of p95 latency "
+                                               "(0.2 = 20%).")
+    latency_stage: str = Field("total", description="The stage whose p95 latency is checked.")
+    max_cost_per_item_rise: float | None = Field(None, ge=0, description="Largest relative rise of the system's cost "
+                                                 "per item (0.1 = 10%).")
+    require_controlled: bool = Field(True, description="Fail when the comparison is not controlled (a different KB "
+                                     "snapshot, judge, prompts, or a degraded run).")
+
+
+class GateResult(Record):
+    """What the gate decided: every rule checked, and the ones that failed, one line each."""
+
+    source: str = Field(description="Where the rules came from.")
+    passed: bool = Field(description="Every rule held.")
+    checked: list[str] = Field(default_factory=list, description="Every rule checked, one line each.")
+    failed: list[str] = Field(default_factory=list, description="The rules that failed, one line each.")
+
+
+def _line_of(text: str, key: str | None) -> int | None:
+    """Return the line of the `[gate]` table that sets `key` (the table's header when None or not set)."""
+    header, table = None, None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if found := _HEADER.match(line):
+            table = found.group(1).strip().strip("\"'")
+            if table == TABLE:
+                header = number
+        elif table == TABLE and key and (found := _ASSIGN.match(line)) and found.group(1) == key:
+            return number
+    return header
+
+
+def parse_gate(text: str, file: str, *, table_required: bool = True) -> GateRules | None:
+    """Return the rules of the `[gate]` table of the TOML `text`; None when there is none and
+    `table_required` is false. A bad file raises InputError naming file, line and field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        message = str(exc).replace(where.group(0), "").strip() if where else str(exc)
+        raise InputError(f"not valid TOML: {message}", file=file, line=int(where.group(1)) if where else None) from None
+    table = data.get(TABLE)
+    if table is None:
+        if not table_required:
+            return None
+        raise InputError("no [gate] table (see `evalrun compare --help`)", file=file, field=TABLE)
+    if not isinstance(table, dict):
+        raise InputError("must be a table, [gate]", file=file, line=_line_of(text, None), field=TABLE)
+    try:
+        rules = GateRules.model_validate(table)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = str(error["loc"][0]) if error["loc"] else None
+        field = ".".join(map(str, (TABLE, *error["loc"])))
+        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
+        raise InputError(message, file=file, line=_line_of(text, key), field=field) from None
+    if not (rules.guard or rules.improve or rules.max_latency_p95_rise is not None
+            or rules.max_cost_per_item_rise is not None):
+        raise InputError("sets no rule (guard, improve, max_latency_p95_rise or max_cost_per_item_rise): a gate that "
+                         "checks nothing would pass anything", file=file, line=_line_of(text, None), field=TABLE)
+    return rules
+
+
+def read_gate(path: Path) -> GateRules:
+    """Return the rules of the gate file at `path` (its `[gate]` table)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the gate file: {exc.strerror or exc}", file=str(path)) from None
+    return parse_gate(text, str(path))
+
+
+def _rows(comparison: Comparison, patterns: list[str], subset: str, rule: str) -> tuple[list[CompareRow], list[str]]:
+    """Return the rows of the metrics matching `patterns` on `subset`, and a line per rule that cannot be checked."""
+    names = sorted({r.metric for r in comparison.rows})
+    found, missing = [], []
+    for pattern in patterns:
+        matched = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+        if not matched:
+            missing.append(f"{rule} {pattern}: no metric of both runs matches it")
+            continue
+        for name in matched:
+            row = comparison.row(name, subset)
+            if row is None or row.p_value is None:
+                missing.append(f"{rule} {name} on {subset}: not compared (no item of that subset scored in both runs)")
+            else:
+                found.append(row)
+    return found, missing
+
+
+def _effect(row: CompareRow, adjusted: float) -> str:
+    ci = f" [{row.ci95[0]:+.3f}, {row.ci95[1]:+.3f}]" if row.ci95 else ""
+    return f"{row.base:.3f} -> {row.new:.3f} ({row.difference:+.3f}{ci}, n {row.n}, p {adjusted:.3g} Holm)"
+
+
+def _rise(measure: str, base: float | None, new: float | None, limit: float, rule: str) -> tuple[str, bool]:
+    if base is None or new is None:
+        return f"{rule}: cannot be checked ({measure} is not recorded in both runs)", False
+    if base == 0:
+        ok = new == 0
+        return f"{rule}: {measure} {base:g} -> {new:g}", ok
+    rise = (new - base) / base
+    return (f"{rule}: {measure} {base:.4g} -> {new:.4g} ({rise:+.1%}, at most {limit:+.0%})", rise <= limit)
+
+
+def refuse_diagnostic(new: str, diagnostic: bool) -> None:
+    """Raise CurateError when the NEW side of a gate is a diagnostic --oracle-context run."""
+    if diagnostic:
+        raise CurateError(f"{new} is a diagnostic --oracle-context run: it can never be the NEW side of a gate")
+
+
+def apply_gate(rules: GateRules, comparison: Comparison, source: str) -> GateResult:
+    """Return whether `comparison` (NEW against BASE) passes the rules; refuse a diagnostic NEW run."""
+    refuse_diagnostic(comparison.new, comparison.new_diagnostic)
+    checked, failed = [], []
+    if rules.require_controlled and comparison.uncontrolled:
+        failed.append("require_controlled: not a controlled comparison: " + "; ".join(comparison.uncontrolled))
+    guards, improves = [], []
+    for subset in rules.guard_subsets:
+        rows, missing = _rows(comparison, rules.guard, subset, "guard")
+        guards += rows
+        failed += missing
+    rows, missing = _rows(comparison, rules.improve, rules.improve_subset, "improve")
+    improves, failed = rows, failed + missing
+    family = guards + improves
+    adjusted = holm([r.p_value for r in family]).tolist() if family else []
+    for k, row in enumerate(family):
+        p = adjusted[k]
+        significant = p < rules.alpha
+        better = row.difference < 0 if row.metric in LOWER_IS_BETTER else row.difference > 0
+        worse = row.difference != 0 and not better
+        if k < len(guards):
+            line = f"guard {row.metric} on {row.subset}: {_effect(row, p)}"
+            (failed if significant and worse else checked).append(
+                line + (" significantly worse" if significant and worse else ""))
+        else:
+            line = f"improve {row.metric} on {row.subset}: {_effect(row, p)}"
+            (checked if significant and better else failed).append(
+                line + ("" if significant and better else " did not improve significantly"))
+    trade = {t.measure: t for t in comparison.trade_offs}
+    if rules.max_latency_p95_rise is not None:
+        latency = trade.get(f"latency p95 {rules.latency_stage} (ms)")
+        line, ok = _rise(f"p95 latency of {rules.latency_stage} (ms)", latency and latency.base,
+                         latency and latency.new, rules.max_latency_p95_rise, "max_latency_p95_rise")
+        (checked if ok else failed).append(line)
+    if rules.max_cost_per_item_rise is not None:
+        cost = trade["system cost per item (USD)"]
+        line, ok = _rise("system cost per item (USD)", cost.base, cost.new, rules.max_cost_per_item_rise,
+                         "max_cost_per_item_rise")
+        (checked if ok else failed).append(line)
+    return GateResult(source=source, passed=not failed, checked=checked, failed=failed)

@@ -1,0 +1,127 @@
+"""`evalrun history DIR...`: the runs of one dataset over time (release version, KB snapshot, target)
+with chosen metrics and their intervals, and the alerts a scheduled job raises: the latest run
+significantly below the previous one (paired, as `evalrun compare`), or a metric that dropped in N
+consecutive runs."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from itertools import pairwise
+from pathlib import Path
+
+from pydantic import Field
+
+from curate import EvalItem, InputError, NotFound, Record
+from evalrun.compare.comparable import check_comparable
+from evalrun.compare.comparison import (
+    LOWER_IS_BETTER,
+    compare_runs,
+    metric_names,
+    metric_order,
+    scored_run,
+)
+from evalrun.records import MANIFEST, SUMMARY, MetricSummary, Run
+
+DROPS = 3
+
+
+class HistoryPoint(Record):
+    """One metric of one run on one subset, as the run's summary has it."""
+
+    run: str = Field(description="The run folder.")
+    started_at: str = Field(description="When the run started (UTC).")
+    version: str = Field(description="Release version.")
+    kb_snapshot: str | None = Field(None, description="KB snapshot.")
+    target: str = Field(description="The system under test.")
+    metric: str = Field(description="The metric.")
+    subset: str = Field(description="'all' or a subset label.")
+    summary: MetricSummary = Field(description="n, mean and 95% interval.")
+
+
+def find_runs(folders: Sequence[Path]) -> list[Run]:
+    """Return the scored runs in `folders` (each a run folder, or a folder of run folders), oldest first;
+    runs of more than one dataset are refused (name one folder per dataset)."""
+    found = []
+    for folder in map(Path, folders):
+        if (folder / MANIFEST).is_file():
+            found.append(folder)
+        elif folder.is_dir():
+            found += sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file() and (p / SUMMARY).is_file())
+        else:
+            raise NotFound(f"{folder} is neither a run folder nor a folder of runs")
+    if not found:
+        raise NotFound(f"no scored run in {', '.join(map(str, folders))}")
+    runs = sorted((scored_run(f) for f in dict.fromkeys(found)), key=lambda r: (r.manifest.started_at, str(r.folder)))
+    datasets = sorted({r.manifest.dataset for r in runs})
+    if len(datasets) > 1:
+        raise InputError(f"runs of {len(datasets)} datasets ({', '.join(datasets)}): history follows one dataset; "
+                         f"give the folders of one")
+    return runs
+
+
+def chosen_metrics(runs: Sequence[Run], patterns: Sequence[str]) -> list[str]:
+    """Return the metrics of the runs' "all" matching the globs `patterns` (every metric of the latest
+    run when none is given); a glob that matches nothing is an InputError."""
+    names = {m for run in runs for m in run.summary.metrics.get("all", {})}
+    if not patterns:
+        return sorted(runs[-1].summary.metrics.get("all", {}), key=metric_order)
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            raise InputError(f"no metric of these runs matches {pattern!r} (e.g. 'context/recall@*')", field="metric")
+    return sorted((n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)), key=metric_order)
+
+
+def history(runs: Sequence[Run], metrics: Sequence[str], subset: str = "all") -> list[HistoryPoint]:
+    """Return every run's summary of each metric on `subset`, oldest run first."""
+    points = []
+    for run in runs:
+        m = run.manifest
+        for metric in metrics:
+            summary = run.summary.metrics.get(subset, {}).get(metric)
+            if summary is not None:
+                points.append(HistoryPoint(run=str(run.folder), started_at=m.started_at, version=m.version,
+                                           kb_snapshot=m.kb_snapshot, target=m.target, metric=metric, subset=subset,
+                                           summary=summary))
+    return points
+
+
+def consecutive_drops(runs: Sequence[Run], metrics: Sequence[str], drops: int = DROPS) -> list[str]:
+    """Return a line for each metric and subset whose mean got worse in each of the last `drops` runs
+    (a fall; a rise where lower is better), from the runs' summaries.
+
+    Needs drops + 1 runs; a run without the metric on the subset breaks the sequence."""
+    if len(runs) < drops + 1:
+        return []
+    last = runs[-(drops + 1):]
+    labels = sorted({label for run in last for label in run.summary.metrics})
+    lines = []
+    for label in labels:
+        for metric in metrics:
+            means = [run.summary.metrics.get(label, {}).get(metric) for run in last]
+            if any(s is None or s.mean is None for s in means):
+                continue
+            values = [s.mean for s in means]
+            steps = [b - a for a, b in pairwise(values)]
+            worse = all(s > 0 for s in steps) if metric in LOWER_IS_BETTER else all(s < 0 for s in steps)
+            if worse:
+                trail = " -> ".join(f"{v:.3f}" for v in values)
+                lines.append(f"{metric} on {label} got worse in {drops} consecutive runs: {trail}")
+    return lines
+
+
+def latest_alerts(runs: Sequence[Run], metrics: Sequence[str], items: list[EvalItem] | None = None) -> list[str]:
+    """Return a line for each metric and subset on which the latest run is significantly worse than the
+    previous one, paired over the items both scored (Holm over the metrics x subsets compared)."""
+    if len(runs) < 2:
+        return []
+    previous, latest = runs[-2], runs[-1]
+    checked = check_comparable(previous, latest)
+    common = set(metric_names(previous, latest, checked.ks))
+    names = [m for m in metrics if m in common]
+    if not names:
+        return []
+    comparison = compare_runs(previous, latest, items=items, metrics=names, checked=checked)
+    return [f"{r.metric} on {r.subset}: latest {latest.folder} is significantly worse than {previous.folder}: "
+            f"{r.base:.3f} -> {r.new:.3f} ({r.difference:+.3f}, n {r.n}, p {r.p_adjusted:.3g} Holm)"
+            for r in comparison.rows if r.worse]

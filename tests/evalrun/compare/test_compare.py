@@ -1,0 +1,256 @@
+"""`evalrun compare BASE NEW`: paired rows per metric and subset, what is left out, what makes a
+comparison uncontrolled; on hand-made run folders (the project's records) and on real runs of faq@v1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from curate import jsonl_bytes
+from curate.checks.leakage import check_leakage
+from curate.dataset import DatasetStore
+from curate.release import release
+from evalrun.cli.main import cli as evalrun_cli
+from evalrun.compare.comparable import NotComparable, check_comparable
+from evalrun.compare.comparison import compare_runs, scored_run
+from evalrun.records import (
+    EndToEnd,
+    ItemScores,
+    LatencySummary,
+    LeakageGate,
+    RunManifest,
+    RunRef,
+    RunSettings,
+    RunSummary,
+    TraceRecord,
+)
+from evalrun.scoring.aggregate import aggregate
+from tests.support import targets
+
+
+def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dict[str, dict[str, str]] | None = None,
+             kb: str = "kb-1", target: str = "sys", judge: str = "judge", ks=(1, 5), p95: float = 100.0,
+             cost: float | None = 1.0, oracle: bool = False, degraded: int = 0, sha: str = "sha-1",
+             apart: tuple[str, ...] = (), attribution: dict[str, list[str]] | None = None,
+             started: str = "2026-12-01T00:00:00Z", version: str = "v1",
+             subsets: dict[str, list[str]] | None = None) -> Path:
+    """Write a scored run folder of dataset `d`: one ItemScores line per item of `values` (item -> metric
+    -> value), `unscored` (item -> metric -> reason), a summary whose end to end has total p95 `p95`
+    and system cost `cost` (USD, all items), `degraded` traces in degraded mode; its metrics aggregated
+    on "all" and on `subsets` (label -> item ids) as `evalrun run` does."""
+    folder.mkdir(parents=True)
+    settings = RunSettings(ks=list(ks), oracle_context=oracle)
+    gate = LeakageGate(status="clean", kb_snapshot=kb)
+    RunManifest(dataset="d", version=version, content_sha256=sha, ref="d@v1", kb_snapshot=kb, target=target,
+                diagnostic=oracle, settings=settings, judge={"model": judge}, prompt_versions={"p": "1"},
+                leakage_gate=gate, started_at=started).write(folder / "manifest.json")
+    unscored = unscored or {}
+    ids = sorted(set(values) | set(unscored))
+    attribution = attribution or {}
+    rows = [ItemScores(item_id=i, answerable=True, values=values.get(i, {}), unscored=unscored.get(i, {}),
+                       attribution=attribution.get(i, []),
+                       apart="evidence in documents the leakage check excluded" if i in apart else None) for i in ids]
+    (folder / "scores.jsonl").write_bytes(jsonl_bytes(r.model_dump(mode="json") for r in rows))
+    traces = [TraceRecord(item_id=i, trace={"answer": "a", "mode": "degraded" if k < degraded else "normal"})
+              for k, i in enumerate(ids)]
+    (folder / "traces.jsonl").write_bytes(jsonl_bytes(t.model_dump(mode="json") for t in traces))
+    RunSummary(run=RunRef(dataset="d", version="v1", content_sha256=sha, kb_snapshot=kb, target=target,
+                          diagnostic=oracle),
+               scored_at="2026-12-01T00:00:00Z", items=len(ids), answerable=len(ids), unanswerable=0,
+               leakage_gate=gate, metrics=aggregate(rows, sorted({m for r in rows for m in (*r.values, *r.unscored)}),
+                                                   subsets or {}),
+               end_to_end=EndToEnd(latency_ms={"total": LatencySummary(n=len(ids), p50=p95 / 2, p95=p95, max=p95)},
+                                   system_tokens={"prompt_tokens": 10 * len(ids)}, system_cost=cost)
+               ).write(folder / "summary.json")
+    return folder
+
+
+def hits(pattern: str, metric: str = "context/hit_rate@1") -> dict[str, dict[str, float]]:
+    """Return item -> {metric: 0/1} for the pattern of 1s and 0s ("1101": i00 hit, i01 hit, i02 missed, ...)."""
+    return {f"i{k:02d}": {metric: float(c)} for k, c in enumerate(pattern)}
+
+
+def test_a_paired_row_counts_the_pairs_and_what_was_left_out(tmp_path):
+    base = make_run(tmp_path / "base", {"i1": {"lexical/f1": 0.2}, "i2": {"lexical/f1": 0.4},
+                                        "i3": {"lexical/f1": 0.9}},
+                    unscored={"i4": {"lexical/f1": "judge timeout"}})
+    new = make_run(tmp_path / "new", {"i1": {"lexical/f1": 0.3}, "i2": {"lexical/f1": 0.6},
+                                      "i4": {"lexical/f1": 0.5}},
+                   unscored={"i3": {"lexical/f1": "unparsable output"}})
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    row = comparison.row("lexical/f1")
+    assert (row.n, row.left_out) == (2, 2)                      # i1, i2 in both; i3, i4 unscored in one run
+    assert row.base == pytest.approx((0.2 + 0.4) / 2) and row.new == pytest.approx((0.3 + 0.6) / 2)
+    assert row.difference == pytest.approx((0.1 + 0.2) / 2)
+    assert row.test == "sign_flip_exact" and row.p_value == 0.5   # of 4 sign patterns, ++ and -- reach 0.3
+    assert comparison.compared == 1 and row.p_adjusted == 0.5 and not row.significant
+    assert comparison.uncontrolled == []
+
+
+def test_a_significant_fall_is_marked_worse_and_holm_counts_every_row(tmp_path):
+    base = make_run(tmp_path / "base", {**hits("1" * 30), **{f"i{k:02d}": {"context/hit_rate@1": 1.0,
+                                                                          "lexical/f1": 0.5} for k in range(30)}})
+    new = make_run(tmp_path / "new", {f"i{k:02d}": {"context/hit_rate@1": float(k >= 20), "lexical/f1": 0.5}
+                                      for k in range(30)})
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    hit = comparison.row("context/hit_rate@1")
+    assert hit.test == "mcnemar_exact" and hit.discordant == (20, 0)
+    assert hit.p_value == pytest.approx(2 * 0.5 ** 20)
+    assert comparison.compared == 2 and hit.p_adjusted == pytest.approx(2 * 2 * 0.5 ** 20)   # Holm: 2 rows
+    assert hit.significant and hit.worse and hit.difference == pytest.approx(-20 / 30)
+    f1 = comparison.row("lexical/f1")
+    assert f1.difference == 0 and f1.p_value == 1.0 and not f1.significant
+
+
+def test_subsets_come_from_the_release_items(tmp_path):
+    from curate import EvalItem
+    items = [EvalItem(id=f"i{k:02d}", question=f"q{k}?", answerable=True, language="en", source="human",
+                      difficulty="hard" if k < 10 else "easy") for k in range(30)]
+    base = make_run(tmp_path / "base", hits("1" * 30))
+    new = make_run(tmp_path / "new", hits("0" * 10 + "1" * 20))
+    comparison = compare_runs(scored_run(base), scored_run(new), items=items)
+    hard, easy = comparison.row("context/hit_rate@1", "difficulty=hard"), comparison.row("context/hit_rate@1",
+                                                                                          "difficulty=easy")
+    assert (hard.n, hard.difference, hard.discordant) == (10, -1.0, (10, 0))
+    assert (easy.n, easy.difference, easy.p_value) == (20, 0.0, 1.0)
+    assert comparison.subsets and comparison.compared == len([r for r in comparison.rows if r.p_value is not None])
+
+
+def test_items_in_one_run_only_are_counted_and_warned(tmp_path):
+    base = make_run(tmp_path / "base", hits("1111"))
+    new = make_run(tmp_path / "new", hits("11111"))
+    checked = check_comparable(scored_run(base), scored_run(new))
+    assert checked.items == ["i00", "i01", "i02", "i03"] and checked.new_only == ["i04"]
+    assert checked.warnings == [("the runs hold different items: compared on the 4 both scored (0 only in BASE, "
+                                "1 only in NEW)")]
+    assert checked.controlled
+
+
+def test_what_makes_a_comparison_uncontrolled_is_named(tmp_path):
+    base = make_run(tmp_path / "base", hits("11"), ks=(1, 5))
+    new = make_run(tmp_path / "new", hits("11"), kb="kb-2", judge="other", ks=(1, 3), degraded=1)
+    checked = check_comparable(scored_run(base), scored_run(new))
+    assert checked.uncontrolled == ["KB snapshot kb-1 vs kb-2", "judge model judge vs other",
+                                    "NEW ran degraded on 1 items"]
+    assert checked.ks == [1] and checked.warnings[0].startswith("K differs (BASE 1,5; NEW 1,3)")
+    oracle = make_run(tmp_path / "oracle", hits("11"), oracle=True)
+    assert check_comparable(scored_run(base), scored_run(oracle)).new_diagnostic
+
+
+def test_runs_of_different_datasets_or_no_common_item_are_refused(tmp_path):
+    base = make_run(tmp_path / "base", hits("11"))
+    other = make_run(tmp_path / "other", {"x": {"context/hit_rate@1": 1.0}})
+    with pytest.raises(NotComparable, match="no scored item in common"):
+        check_comparable(scored_run(base), scored_run(other))
+
+
+def test_retrieval_at_a_cutoff_one_run_lacks_is_not_compared_and_apart_items_are_in_no_row(tmp_path):
+    values = {"i1": {"context/recall@5": 1.0, "context/recall@1": 1.0}, "i2": {"context/recall@5": 0.0,
+                                                                                "context/recall@1": 0.0}}
+    base = make_run(tmp_path / "base", values, ks=(1, 5), apart=("i2",))
+    new = make_run(tmp_path / "new", {k: {m: v for m, v in d.items() if m.endswith("@1")} for k, d in values.items()},
+                   ks=(1,))
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    assert [r.metric for r in comparison.rows] == ["context/recall@1"]
+    assert comparison.rows[0].n == 1 and comparison.apart == 1
+
+
+def test_flips_name_the_items_and_their_attribution_before_and_after(tmp_path):
+    base = make_run(tmp_path / "base", {**hits("1100"), "i04": {"lexical/f1": 0.5}},
+                    attribution={"i02": ["retrieval_miss"], "i03": ["retrieval_miss"]})
+    new = make_run(tmp_path / "new", {**hits("0110"), "i04": {"lexical/f1": 0.7}},
+                   attribution={"i00": ["context_cut"], "i03": ["context_cut"]})
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    assert [(f.item_id, f.change, f.base_attribution, f.new_attribution) for f in comparison.flips] == [
+        ("i00", "lost", [], ["context_cut"]), ("i02", "gained", ["retrieval_miss"], [])]
+    assert {f.metric for f in comparison.flips} == {"context/hit_rate@1"}     # f1 is not 0/1: no flips
+    out = _cli("compare", base, new, "--flips", "--workspace", tmp_path / "nowhere").stdout
+    assert "2 item flips of 0/1 metrics" in out
+    assert any(line.split() == ["context/hit_rate@1", "i02", "gained", "retrieval_miss", "-"]
+               for line in out.splitlines())
+
+
+def _cli(*args, code=0):
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, [*map(str, args)])
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def test_the_command_prints_overall_rows_and_significant_subsets(tmp_path):
+    base = make_run(tmp_path / "base", hits("1" * 30))
+    new = make_run(tmp_path / "new", hits("0" * 20 + "1" * 10), kb="kb-2")
+    out = _cli("compare", base, new, "--workspace", tmp_path / "nowhere").stdout
+    lines = out.splitlines()
+    assert "30 items both scored" in lines[0] and "corrected for the 1 comparisons" in lines[0]
+    assert "Holm" in lines[0]
+    assert lines[1] == "NOT A CONTROLLED COMPARISON: KB snapshot kb-1 vs kb-2"
+    assert "only 'all' is compared" in out
+    row = next(line for line in lines if line.startswith("context/hit_rate@1"))
+    assert "-0.667" in row and "worse" in row
+    assert "latency p95 total (ms)" in out
+    data = json.loads(_cli("compare", base, new, "--json", "--workspace", tmp_path / "nowhere").stdout)
+    assert data["rows"][0]["discordant"] == [20, 0] and data["gate"] is None
+    assert data["uncontrolled"] == ["KB snapshot kb-1 vs kb-2"] and data["correction"] == "holm"
+
+
+def test_a_metric_glob_that_matches_nothing_is_one_line(tmp_path):
+    base, new = make_run(tmp_path / "base", hits("11")), make_run(tmp_path / "new", hits("10"))
+    result = _cli("compare", base, new, "--metric", "generation/*", code=2)
+    assert result.stderr.strip() == ("error: field 'metric': no metric of both runs matches 'generation/*' "
+                                     "(e.g. 'context/recall@*', 'lexical/*')")
+    unscored = tmp_path / "unscored"
+    unscored.mkdir()
+    (unscored / "manifest.json").write_text((base / "manifest.json").read_text())
+    assert "has not been scored yet" in _cli("compare", base, unscored, code=2).stderr
+
+
+@pytest.fixture
+def released(handbook):
+    """faq@v1 (five items), checked for leakage; GOLD filled from its evidence."""
+    workspace = handbook.workspace
+    check_leakage(workspace, ref="faq", semantic=False)
+    release(workspace, dataset="faq", message="v1")
+    targets.GOLD.clear()
+    for item in DatasetStore(workspace).items("faq"):
+        targets.GOLD[item.question] = list(dict.fromkeys(c for e in item.evidence if e.grade > 0 for c in e.chunk_ids))
+    return handbook
+
+
+def test_two_real_runs_compare_per_subset(released, tmp_path):
+    from evalrun.runner import run
+    workspace = released.workspace
+    perfect = run(workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "perfect")
+    cut = run(workspace, ref="faq@v1", target="tests.support.targets:cut", out=tmp_path / "cut")
+    result = _cli("compare", perfect, cut, "--all", "--json", "--workspace", workspace.root)
+    data = json.loads(result.stdout)
+    assert data["subsets"] and data["uncontrolled"] == [] and data["items"] == 5
+    rows = {(r["metric"], r["subset"]): r for r in data["rows"]}
+    recall = rows[("context/recall@5", "all")]
+    assert (recall["n"], recall["base"], recall["new"], recall["difference"]) == (4, 1.0, 0.0, -1.0)
+    assert recall["test"] == "mcnemar_exact" and recall["discordant"] == [4, 0]
+    assert recall["p_value"] == 2 * 0.5 ** 4 and not recall["significant"]      # 4 items prove nothing
+    assert ("context/recall@5", "qtype=unanswerable") not in rows                # retrieval is for answerable items
+    assert any(subset.startswith("difficulty=") for _, subset in rows)
+    lost = {(f["metric"], f["item_id"]): f for f in data["flips"] if f["change"] == "lost"}
+    assert lost[("context/hit_rate@5", "t-1")]["new_attribution"] == ["context_cut"]
+    assert {i for m, i in lost if m == "context/hit_rate@5"} == {"t-1", "t-2", "t-3", "t-4"}
+    text = _cli("compare", perfect, cut, "--workspace", workspace.root).stdout
+    assert "subset rows without a significant difference not shown (--all shows every row)" in text
+
+
+def test_metric_globs_narrow_the_family_the_correction_counts_and_bh_is_an_option(tmp_path):
+    values = {f"i{k:02d}": {"context/hit_rate@1": 1.0, "context/hit_rate@5": 1.0, "lexical/f1": 0.5} for k in range(8)}
+    worse = {i: {**v, "context/hit_rate@1": 0.0 if i < "i06" else 1.0} for i, v in values.items()}
+    base, new = scored_run(make_run(tmp_path / "base", values)), scored_run(make_run(tmp_path / "new", worse))
+    every = compare_runs(base, new)
+    narrowed = compare_runs(base, new, metrics=["context/hit_rate@1"])
+    p = 2 * 0.5 ** 6                                               # 6 discordant pairs, all 1 -> 0
+    assert every.compared == 3 and every.row("context/hit_rate@1").p_adjusted == pytest.approx(3 * p)
+    assert narrowed.compared == 1 and narrowed.row("context/hit_rate@1").p_adjusted == pytest.approx(p)
+    bh = compare_runs(base, new, correction="bh")
+    assert bh.correction == "bh" and bh.row("context/hit_rate@1").p_adjusted == pytest.approx(3 * p)  # m p / rank 1
+    text = _cli("compare", base.folder, new.folder, "--correction", "bh", "--workspace", tmp_path / "nowhere").stdout
+    assert "by Benjamini-Hochberg (false discovery rate)" in text.splitlines()[0]

@@ -1,0 +1,165 @@
+"""`evalrun compare BASE NEW --gate FILE`: exit 0 when every rule holds, 1 with each failed rule on one
+line, 2 for a bad gate file (one line naming file, line and field); hand-made runs whose verdict is
+known."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from curate import InputError, init_workspace
+from evalrun.cli.main import cli as evalrun_cli
+from evalrun.compare.comparison import compare_runs, scored_run
+from evalrun.compare.gate import apply_gate, parse_gate
+from tests.evalrun.compare.test_compare import make_run
+
+GATE = """\
+[gate]
+guard = ["context/hit_rate@1"]
+guard_subsets = ["all"]
+improve = ["lexical/f1"]
+max_latency_p95_rise = 0.20
+max_cost_per_item_rise = 0.10
+"""
+
+
+def _values(hit_from: int, f1_step: float) -> dict[str, dict[str, float]]:
+    """30 items: hit_rate@1 is 1 from item `hit_from` on; f1 is 0.5 + f1_step * k."""
+    return {f"i{k:02d}": {"context/hit_rate@1": float(k >= hit_from), "lexical/f1": 0.5 + f1_step * k}
+            for k in range(30)}
+
+
+@pytest.fixture
+def base(tmp_path):
+    return make_run(tmp_path / "base", _values(0, 0.0), p95=100.0, cost=3.0)
+
+
+def _gate(tmp_path, *args, text=GATE, code=0):
+    gate = tmp_path / "gate.toml"
+    gate.write_text(text)
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["compare", *map(str, args), "--gate", str(gate),
+                                                              "--workspace", str(tmp_path / "nowhere")])
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def test_a_change_that_improves_the_target_and_keeps_the_guards_passes(tmp_path, base):
+    new = make_run(tmp_path / "new", _values(0, 0.01), p95=110.0, cost=3.2)   # +10% latency, +6.7% cost
+    result = _gate(tmp_path, base, new)
+    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 4 rules held"
+
+
+def test_each_failed_rule_is_one_line_and_the_exit_is_1(tmp_path, base):
+    new = make_run(tmp_path / "new", _values(20, 0.0), p95=150.0, cost=3.6)
+    lines = _gate(tmp_path, base, new, code=1).stdout.splitlines()
+    verdict = lines.index(f"gate ({tmp_path / 'gate.toml'}): FAILED, 4 of 4 rules")
+    failed = lines[verdict + 1:]
+    assert len(failed) == 4
+    assert failed[0].startswith("failed: guard context/hit_rate@1 on all: 1.000 -> 0.333 (-0.667 [")
+    assert failed[0].endswith("significantly worse")
+    assert failed[1].startswith("failed: improve lexical/f1 on all: 0.500 -> 0.500 (+0.000")
+    assert failed[1].endswith("did not improve significantly")
+    assert failed[2] == "failed: max_latency_p95_rise: p95 latency of total (ms) 100 -> 150 (+50.0%, at most +20%)"
+    assert failed[3] == ("failed: max_cost_per_item_rise: system cost per item (USD) 0.1 -> 0.12 (+20.0%, "
+                         "at most +10%)")
+
+
+def test_a_guard_on_a_named_subset_and_an_uncontrolled_comparison(tmp_path, base):
+    from curate import EvalItem
+    items = [EvalItem(id=f"i{k:02d}", question="q?", answerable=True, language="en", source="human",
+                      difficulty="hard" if k < 20 else "easy") for k in range(30)]
+    new = make_run(tmp_path / "new", _values(20, 0.01), kb="kb-2")
+    comparison = compare_runs(scored_run(base), scored_run(new), items=items)
+    rules = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=easy", "difficulty=hard"]\n',
+                       "gate.toml")
+    result = apply_gate(rules, comparison, "gate.toml")
+    assert [line.split(":")[0] for line in result.failed] == ["require_controlled", ("guard context/hit_rate@1 on "
+                                                                                   "difficulty=hard")]
+    assert result.failed[0] == "require_controlled: not a controlled comparison: KB snapshot kb-1 vs kb-2"
+    assert result.checked[0].startswith("guard context/hit_rate@1 on difficulty=easy: 1.000 -> 1.000")
+    loose = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=easy"]\nrequire_controlled = '
+                       'false\n', "gate.toml")
+    assert apply_gate(loose, comparison, "gate.toml").passed
+    missing = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=medium"]\n', "gate.toml")
+    assert apply_gate(missing, comparison, "gate.toml").failed[-1] == (
+        "guard context/hit_rate@1 on difficulty=medium: not compared (no item of that subset scored in both runs)")
+
+
+def test_an_oracle_context_run_is_never_the_new_side_of_a_gate(tmp_path, base):
+    oracle = make_run(tmp_path / "oracle", _values(0, 0.01), oracle=True)
+    result = _gate(tmp_path, base, oracle, code=2)
+    assert result.stderr.strip() == (f"error: {tmp_path / 'oracle'} is a diagnostic --oracle-context run: it can "
+                                     f"never be the NEW side of a gate")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[gate]\nguard = ["x"]\nmax_latency_p95_rise = "a lot"\n',
+     ("gate.toml:3: field 'gate.max_latency_p95_rise': Input should be a valid number, unable to parse string as a "
+     "number")),
+    ('[gate]\nguard = ["x"]\nguards = ["y"]\n', "gate.toml:3: field 'gate.guards': unknown field"),
+    ('[gate]\nguard = ["x"]\nalpha = = 1\n', None),
+    ('[other]\nx = 1\n', "gate.toml: field 'gate': no [gate] table (see `evalrun compare --help`)"),
+    ('# nothing\n[gate]\nalpha = 0.1\n', ("gate.toml:2: field 'gate': sets no rule (guard, improve, "
+     "max_latency_p95_rise or max_cost_per_item_rise): a gate that checks nothing would pass anything")),
+    ('[gate]\nalpha = 2\nguard = ["x"]\n', "gate.toml:2: field 'gate.alpha': Input should be less than 1"),
+])
+def test_a_bad_gate_file_is_one_line_naming_file_line_and_field(text, message):
+    with pytest.raises(InputError) as raised:
+        parse_gate(text, "gate.toml")
+    if message is None:
+        assert str(raised.value).startswith("gate.toml:3: not valid TOML")
+    else:
+        assert str(raised.value) == message
+
+
+def test_a_bad_gate_file_exits_2_with_one_line(tmp_path, base):
+    new = make_run(tmp_path / "new", _values(0, 0.01))
+    result = _gate(tmp_path, base, new, text="[gate]\nimprove = 3\n", code=2)
+    assert result.stderr.strip() == (f"error: {tmp_path / 'gate.toml'}:2: field 'gate.improve': Input should be a "
+                                     f"valid list")
+
+
+def test_gate_without_a_file_reads_the_workspace_curate_toml(tmp_path, base):
+    workspace = init_workspace(tmp_path / "ws")
+    new = make_run(tmp_path / "new", _values(20, 0.0))
+    runner = CliRunner(mix_stderr=False)
+    args = ["compare", str(base), str(new), "--workspace", str(workspace.root), "--gate"]
+    missing = runner.invoke(evalrun_cli, args)
+    assert missing.exit_code == 2 and "no [gate] table" in missing.stderr
+    with workspace.config_path.open("a") as config:
+        config.write('\n[gate]\nguard = ["context/hit_rate@1"]\n')
+    failed = runner.invoke(evalrun_cli, args)
+    assert failed.exit_code == 1
+    assert failed.stdout.splitlines()[-2] == f"gate ({workspace.config_path}): FAILED, 1 of 1 rules"
+
+
+def test_on_runs_from_one_distribution_the_gate_fails_no_more_often_than_its_error_rate(tmp_path):
+    # 120 pairs of runs of 100 items drawn from the same distribution (two 0/1 metrics, one continuous),
+    # guarded on all three: the gate may fail only when a guard gets significantly worse, which under
+    # no change happens at most at its stated rate (alpha 0.05, Holm over the guards).
+    import numpy as np
+    rules = parse_gate('[gate]\nguard = ["context/hit_rate@1", "context/hit_rate@5", "lexical/f1"]\n'
+                       'guard_subsets = ["all"]\nrequire_controlled = true\n', "gate.toml")
+
+    def values(rng, hit=0.6):
+        return {f"i{k:03d}": {"context/hit_rate@1": float(rng.random() < hit),
+                              "context/hit_rate@5": float(rng.random() < 0.85),
+                              "lexical/f1": float(np.clip(rng.normal(0.5, 0.2), 0, 1))} for k in range(100)}
+
+    failed, repetitions = 0, 120
+    for n in range(repetitions):
+        rng = np.random.default_rng(1000 + n)
+        base = scored_run(make_run(tmp_path / f"b{n}", values(rng)))
+        new = scored_run(make_run(tmp_path / f"n{n}", values(rng)))
+        comparison = compare_runs(base, new, resamples=2000)
+        failed += not apply_gate(rules, comparison, "gate.toml").passed
+    # 0.05 stated; 120 repetitions: allow three standard errors (0.02 each) above it
+    assert failed / repetitions <= 0.05 + 3 * (0.05 * 0.95 / repetitions) ** 0.5, failed
+    # and the same gate does see a real loss (hit_rate@1 from 0.6 to 0.35)
+    caught = 0
+    for n in range(10):
+        rng = np.random.default_rng(5000 + n)
+        base = scored_run(make_run(tmp_path / f"B{n}", values(rng)))
+        new = scored_run(make_run(tmp_path / f"N{n}", values(rng, hit=0.35)))
+        caught += not apply_gate(rules, compare_runs(base, new, resamples=2000), "gate.toml").passed
+    assert caught >= 8, caught
