@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from curate.annotate import adjudication as adj
 from curate.annotate.agreement import krippendorff_alpha, pairwise
 from curate.annotate.apply import Applied, apply_answers, disputes, merged_answer
 from curate.annotate.form import Answer, annotation_digest, answers_of
-from curate.annotate.remote import argilla_errors
+from curate.annotate.remote import argilla_errors, argilla_records
 from curate.annotate.state import connect, load_state, state_path
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import CurateError, InputError
@@ -50,21 +49,6 @@ def argilla_datasets(state: AnnotationState) -> dict[str, set[str]]:
     if not by_dataset:
         by_dataset[state.argilla.dataset] = set()
     return dict(by_dataset)
-
-
-def argilla_records(client, dataset_id, page: int = 1000) -> Iterator[dict]:
-    """Yield every record of an Argilla dataset as the API lists it (id, external_id, status, metadata,
-    responses), read over the API directly: SDK 2.8 crashes on a discarded response stored without values."""
-    offset = 0
-    while True:
-        response = client.http_client.get(f"/api/v1/datasets/{dataset_id}/records",
-                                          params={"offset": offset, "limit": page, "include": ["responses"]})
-        response.raise_for_status()
-        batch = response.json()["items"]
-        yield from batch
-        if len(batch) < page:
-            return
-        offset += page
 
 
 def _annotation_records(client, state: AnnotationState) -> dict[str, tuple[object, dict]]:

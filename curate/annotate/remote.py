@@ -85,22 +85,26 @@ class RemoteRecord:
     responses: int
 
 
-def remote_records(client, dataset_id: UUID) -> dict[str, RemoteRecord]:
-    """Return every record of a dataset by item id, with its count of responses (submitted, draft or
-    discarded), read over the API directly: SDK 2.8 crashes on a discarded response without values."""
-    records: dict[str, RemoteRecord] = {}
+def argilla_records(client, dataset_id, page: int = PAGE) -> Iterator[dict]:
+    """Yield every record of an Argilla dataset as the API lists it (id, external_id, status, metadata,
+    responses), read over the API directly: SDK 2.8 crashes on a discarded response stored without values."""
     offset = 0
     while True:
         response = client.http_client.get(f"/api/v1/datasets/{dataset_id}/records",
-                                          params={"offset": offset, "limit": PAGE, "include": ["responses"]})
+                                          params={"offset": offset, "limit": page, "include": ["responses"]})
         response.raise_for_status()
         batch = response.json()["items"]
-        for item in batch:
-            records[str(item.get("external_id") or item["id"])] = RemoteRecord(
-                str(item["id"]), len(item.get("responses") or []))
-        if len(batch) < PAGE:
-            return records
-        offset += PAGE
+        yield from batch
+        if len(batch) < page:
+            return
+        offset += page
+
+
+def remote_records(client, dataset_id: UUID) -> dict[str, RemoteRecord]:
+    """Return every record of a dataset by item id, with its count of responses (submitted, draft or
+    discarded)."""
+    return {str(item.get("external_id") or item["id"]): RemoteRecord(str(item["id"]), len(item.get("responses") or []))
+            for item in argilla_records(client, dataset_id)}
 
 
 def delete_records(client, dataset_id: UUID, server_ids: list[str]) -> None:

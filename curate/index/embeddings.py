@@ -36,7 +36,7 @@ from curate.errors import CurateError
 from curate.fileio import atomic_write_bytes, loads_json
 from curate.locks import writing
 from curate.progress import progress
-from curate.records import EmbeddingKeys, EvalItem
+from curate.records import EmbeddingKeys
 from curate.workspace import Workspace
 
 BATCH = 64
@@ -376,18 +376,6 @@ def semantic_pass(workspace: Workspace, questions: Sequence[str], *, semantic: b
         vectors = np.zeros((len(questions), found.shape[1]), dtype=np.float32)
         vectors[rows] = found
     return SemanticPass(model, cutoff, vectors, readable)
-
-
-def question_vectors(workspace: Workspace, items: Sequence[EvalItem], semantic: bool = True,
-                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Return the question embeddings of `items` and which of them the model can read, or
-    (None, None) when the semantic pass is off or there is nothing to embed (`semantic_pass` also
-    says why, and gives the model's threshold)."""
-    if not semantic or not items:
-        return None, None
-    cache = workspace_embeddings(workspace)
-    questions = [i.question for i in items]
-    return cache.embed(questions, "embedding questions"), cache.readable(questions)
 
 
 def workspace_embeddings(workspace: Workspace) -> EmbeddingCache:

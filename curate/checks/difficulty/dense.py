@@ -87,8 +87,8 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None,
     meta = index.dense_meta(model)
     if stored is not None:
         return workspace_embeddings(workspace), stored, ""
-    if _unreadable(meta, index.snapshot_id):
-        return None, None, _unreadable(meta, index.snapshot_id)
+    if why := _unreadable(meta, index.snapshot_id):
+        return None, None, why
     if dense is None:
         speed = (f" (about {duration(meta.chunks / meta.chunks_per_second)} at the {meta.chunks_per_second:g} "
                  f"chunks/s measured here)" if meta and meta.chunks_per_second else "")
@@ -97,8 +97,8 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None,
                             f"take, and later grades reuse them")
     cache = workspace_embeddings(workspace)
     meta = index.check_dense(cache)  # loads the model: a model that cannot load raises, as asked for
-    if _unreadable(meta, index.snapshot_id):
-        return None, None, _unreadable(meta, index.snapshot_id)
+    if why := _unreadable(meta, index.snapshot_id):
+        return None, None, why
     return cache, index.build_dense(cache, notify), ""
 
 
