@@ -9,14 +9,16 @@ import pytest
 from curate.annotate.adjudication import load_adjudication
 from curate.annotate.apply import disputes, merge_key_points, merged_answer
 from curate.annotate.form import Answer
-from curate.annotate.pull import argilla_datasets, argilla_records, pull, status
+from curate.annotate.pull import argilla_datasets, pull, status
+from curate.annotate.remote import argilla_records
 from curate.annotate.push import push
 from curate.annotate.state import load_state
 from curate.dataset import DatasetStore
 from curate.records import EvalItem
+from tests.support.argilla import annotator_headers as annotator
+from tests.support.argilla import owner_client as client_of
 from tests.support.argilla import with_every_grade
 
-PASSWORD = "annotator-password-1"
 
 
 # --- pure logic -------------------------------------------------------------------------------------
@@ -77,33 +79,11 @@ def test_differing_corrections_decide_nothing_and_are_noted():
 # --- against the real server -----------------------------------------------------------------------
 
 @pytest.fixture
-def argilla_env(argilla_server, monkeypatch):
-    monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
-    monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
-    return argilla_server
-
-
-@pytest.fixture
 def pushed(handbook, argilla_env):
     """The handbook items pushed to their own Argilla workspace, needing two annotators."""
     space = "a" + uuid.uuid4().hex[:8]
     push(handbook.workspace, dataset="faq", pool_k=4, min_submitted=2, argilla_workspace=space)
     return handbook, space
-
-
-def client_of(server):
-    import argilla as rg
-    return rg.Argilla(api_url=server.url, api_key=server.api_key)
-
-
-def annotator(server, space: str, name: str) -> dict:
-    """Return the HTTP headers of a new annotator of the workspace `space`."""
-    import argilla as rg
-    client = client_of(server)
-    user = rg.User(username=f"{name}-{space}", password=PASSWORD, role="annotator", client=client).create()
-    client.workspaces(space).add_user(user)
-    token = httpx.post(f"{server.url}/api/v1/token", data={"username": user.username, "password": PASSWORD})
-    return {"Authorization": f"Bearer {token.json()['access_token']}"}
 
 
 def records_of(server, space: str, name: str) -> dict[str, dict]:

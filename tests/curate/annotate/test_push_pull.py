@@ -3,23 +3,16 @@
 import re
 import uuid
 
-import httpx
 import pytest
 
 from curate.annotate.pull import pull
 from curate.annotate.push import _unwrapped, push
 from curate.annotate.state import load_state
 from curate.dataset import DatasetStore
-from tests.support.argilla import with_every_grade
+from tests.support.argilla import annotator_headers as _annotator
+from tests.support.argilla import owner_client as _client
+from tests.support.argilla import submit as _submit
 
-PASSWORD = "annotator-password-1"
-
-
-@pytest.fixture
-def argilla_env(argilla_server, monkeypatch):
-    monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
-    monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
-    return argilla_server
 
 
 @pytest.fixture
@@ -30,36 +23,12 @@ def pushed(handbook, argilla_env):
     return handbook, report, space
 
 
-def _client(server):
-    import argilla as rg
-    return rg.Argilla(api_url=server.url, api_key=server.api_key)
-
-
-def _annotator(server, space: str, name: str) -> dict:
-    import argilla as rg
-    client = _client(server)
-    user = rg.User(username=f"{name}-{space}", password=PASSWORD, role="annotator", client=client).create()
-    client.workspaces(space).add_user(user)
-    token = httpx.post(f"{server.url}/api/v1/token", data={"username": user.username, "password": PASSWORD})
-    return {"Authorization": f"Bearer {token.json()['access_token']}"}
-
-
 def _record_ids(server, space: str) -> dict[str, str]:
     """Item id -> Argilla record id, over the annotation datasets of the workspace (one per pool size)."""
     client = _client(server)
     names = [d.name for d in client.workspaces(space).datasets if re.fullmatch(r"faq(-k\d+)?", d.name)]
     return {str(r.id): str(r._server_id) for name in names
             for r in client.datasets(name=name, workspace=space).records(with_responses=False)}
-
-
-def _submit(server, headers, record_id, grades: dict[int, int], answerable="answerable", **texts):
-    values = {f"relevance_{n}": {"value": g} for n, g in grades.items()}
-    values["answerable"] = {"value": answerable}
-    values.update({name: {"value": value} for name, value in texts.items()})
-    values = with_every_grade(server, record_id, values)
-    response = httpx.post(f"{server.url}/api/v1/records/{record_id}/responses", headers=headers,
-                          json={"values": values, "status": "submitted"})
-    assert response.status_code == 201, response.text
 
 
 def test_push_sends_pools_and_again_never_duplicates(pushed, argilla_env):

@@ -22,9 +22,10 @@ from curate.annotate.state import load_state
 from curate.dataset import DatasetStore
 from curate.errors import CurateError
 from curate.index.kb_index import KBIndex
-from tests.support.argilla import with_every_grade
+from tests.support.argilla import annotator_headers as _annotator
+from tests.support.argilla import owner_client as _client
+from tests.support.argilla import submit as _submit
 
-PASSWORD = "annotator-password-1"
 ROOT = Path(__file__).resolve().parents[3]
 
 # Run in a child process: SDK steps are wrapped so the process SIGKILLs itself at a chosen point,
@@ -64,21 +65,9 @@ cli(args, prog_name="curate")
 
 
 @pytest.fixture
-def argilla_env(argilla_server, monkeypatch):
-    monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
-    monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
-    return argilla_server
-
-
-@pytest.fixture
 def space(argilla_env) -> str:
     """A fresh Argilla workspace name for one test."""
     return "r" + uuid.uuid4().hex[:8]
-
-
-def _client(server):
-    import argilla as rg
-    return rg.Argilla(api_url=server.url, api_key=server.api_key)
 
 
 def _http(server) -> httpx.Client:
@@ -110,25 +99,6 @@ def _all_records(server, space: str) -> dict[str, tuple[str, dict]]:
             assert item_id not in found, f"{item_id} is in both {found[item_id][0]} and {name}"
             found[item_id] = (name, record)
     return found
-
-
-def _annotator(server, space: str, name: str) -> dict:
-    import argilla as rg
-    client = _client(server)
-    user = rg.User(username=f"{name}-{space}", password=PASSWORD, role="annotator", client=client).create()
-    client.workspaces(space).add_user(user)
-    token = httpx.post(f"{server.url}/api/v1/token", data={"username": user.username, "password": PASSWORD})
-    return {"Authorization": f"Bearer {token.json()['access_token']}"}
-
-
-def _submit(server, headers, record_id: str, grades: dict[int, int], answerable="answerable", **texts) -> None:
-    values = {f"relevance_{n}": {"value": g} for n, g in grades.items()}
-    values["answerable"] = {"value": answerable}
-    values.update({name: {"value": value} for name, value in texts.items()})
-    values = with_every_grade(server, record_id, values)
-    response = httpx.post(f"{server.url}/api/v1/records/{record_id}/responses", headers=headers,
-                          json={"values": values, "status": "submitted"})
-    assert response.status_code == 201, response.text
 
 
 def _killed_push(handbook, server, space: str, point: str, pool_k: int = 4) -> None:

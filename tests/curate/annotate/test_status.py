@@ -3,18 +3,10 @@
 import re
 import uuid
 
-import pytest
 
 from curate.annotate.pull import _user_counts, pull, status
 from curate.annotate.push import push
 from tests.curate.annotate.test_adjudication import annotation_records, annotator, respond
-
-
-@pytest.fixture
-def argilla_env(argilla_server, monkeypatch):
-    monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
-    monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
-    return argilla_server
 
 
 def test_counts_add_up_by_hand():

@@ -10,9 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from curate import jsonl_bytes
-from curate.checks.leakage import check_leakage
-from curate.dataset import DatasetStore
-from curate.release import release
 from evalrun.cli.main import cli as evalrun_cli
 from evalrun.compare.comparable import NotComparable, check_comparable
 from evalrun.compare.comparison import compare_runs, scored_run
@@ -28,7 +25,6 @@ from evalrun.records import (
     TraceRecord,
 )
 from evalrun.scoring.aggregate import aggregate
-from tests.support import targets
 
 
 def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dict[str, dict[str, str]] | None = None,
@@ -205,18 +201,6 @@ def test_a_metric_glob_that_matches_nothing_is_one_line(tmp_path):
     unscored.mkdir()
     (unscored / "manifest.json").write_text((base / "manifest.json").read_text())
     assert "has not been scored yet" in _cli("compare", base, unscored, code=2).stderr
-
-
-@pytest.fixture
-def released(handbook):
-    """faq@v1 (five items), checked for leakage; GOLD filled from its evidence."""
-    workspace = handbook.workspace
-    check_leakage(workspace, ref="faq", semantic=False)
-    release(workspace, dataset="faq", message="v1")
-    targets.GOLD.clear()
-    for item in DatasetStore(workspace).items("faq"):
-        targets.GOLD[item.question] = list(dict.fromkeys(c for e in item.evidence if e.grade > 0 for c in e.chunk_ids))
-    return handbook
 
 
 def test_two_real_runs_compare_per_subset(released, tmp_path):
