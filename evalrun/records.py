@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from curate import InputError, NotFound, Record, VersionedRecord, read_jsonl
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
+MAX_JUDGE_REPEATS = 10
 MAX_K = 1000  # retrieval arrays are (items, K): a larger cutoff is a typo, not a measurement
 
 
@@ -151,6 +152,8 @@ class RunSettings(Record):
     exclude_errors: bool = Field(False, description="Leave items whose target failed out of the metrics (listed "
                                  "as unscored) instead of scoring them as a system that returned nothing.")
     max_response_bytes: int = Field(10_000_000, ge=1, description="Largest HTTP response body a target may send.")
+    judge_repeats: int = Field(1, ge=1, le=MAX_JUDGE_REPEATS, description="Times the judge judges each answer: "
+                               "the first verdicts score, the others measure how often the judge changes its mind.")
 
 
 class LeakageGate(Record):
@@ -246,6 +249,17 @@ class EndToEnd(Record):
     system_cost: float | None = Field(None, description="USD, from the traces or --price-input/--price-output.")
 
 
+class JudgeAgreement(Record):
+    """How often the judge gave one metric a different value when asked again about the same answer."""
+
+    items: int = Field(description="Items with a value on every repeat.")
+    unstable: int = Field(description="Of those, items whose value differed between repeats.")
+    compared: int = Field(description="Pairs (first verdict, a repeat) compared: items x (repeats - 1).")
+    changed: int = Field(description="Of those pairs, the ones whose values differed.")
+    rate: float | None = Field(None, description="changed / compared: how often two judgements of the same answer "
+                               "differ; for a 0/1 metric, the judge's own flip rate.")
+
+
 class JudgeReport(Record):
     """What the judge did for the generation layer, apart from the system's own usage."""
 
@@ -258,6 +272,9 @@ class JudgeReport(Record):
     completion_tokens: int = Field(0, description="Judge completion tokens.")
     cost: float | None = Field(None, description="Judge cost in USD, when priced.")
     unscored: dict[str, int] = Field(default_factory=dict, description="Questions without a verdict, by reason.")
+    repeats: int = Field(1, description="Times each answer was judged (--judge-repeats).")
+    agreement: dict[str, JudgeAgreement] = Field(default_factory=dict, description="With repeats > 1: per "
+                                                 "generation metric, how often the repeats disagreed.")
 
 
 class RunRef(Record):

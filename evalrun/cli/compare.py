@@ -38,6 +38,8 @@ from evalrun.compare.history import (
     latest_alerts,
 )
 
+INTERVALS = ("95% CI: a paired percentile bootstrap (one resample of the items for both runs); N: Newcombe's score "
+             "interval for paired proportions (0/1 values on fewer than 100 pairs, or no pair that changed)")
 METHOD = {"holm": "Holm's method (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
 
 
@@ -55,6 +57,8 @@ def _num(value: float | None, signed: bool = False) -> str:
 
 def _row(row: CompareRow) -> tuple:
     ci = f"[{row.ci95[0]:+.3f}, {row.ci95[1]:+.3f}]" if row.ci95 else ""
+    if ci and row.ci_method == "newcombe":
+        ci += " N"
     mark = ("worse" if row.worse else "*") if row.significant else ""
     return (row.metric, row.subset, row.n, row.left_out or "", _num(row.base), _num(row.new),
             _num(row.difference, signed=True), ci, _p(row.p_value), _p(row.p_adjusted), mark)
@@ -90,6 +94,7 @@ def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
     out.print(table("paired over the items scored in both runs (diff = NEW - BASE)",
                     ("metric", "subset", "n", "left out", "base", "new", "diff", "95% CI", "p",
                      f"p {comparison.correction}", ""), [_row(r) for r in shown]))
+    out.print(INTERVALS)
     if hidden:
         out.print(f"{hidden} subset rows without a significant difference not shown (--all shows every row)",
                   soft_wrap=True)
@@ -101,11 +106,28 @@ def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
 
 def print_flips(comparison: Comparison) -> None:
     """Print, per 0/1 metric, the items that went from pass to fail and back, with their attribution
-    before and after."""
-    rows = [(f.metric, f.item_id, f.change, ", ".join(f.base_attribution) or "-", ", ".join(f.new_attribution) or "-")
-            for f in comparison.flips]
+    before and after; then each metric's flips against the judge's own flip rate, where a run measured it."""
+    def noise(flip):
+        return {None: "", True: "yes", False: "no"}[flip.judge_unstable]
+
+    rows = [(f.metric, f.item_id, f.change, ", ".join(f.base_attribution) or "-", ", ".join(f.new_attribution) or "-",
+             noise(f)) for f in comparison.flips]
     console().print(table(f"{len(rows)} item flips of 0/1 metrics (lost: 1 -> 0, gained: 0 -> 1)",
-                          ("metric", "item", "change", "attribution in BASE", "attribution in NEW"), rows))
+                          ("metric", "item", "change", "attribution in BASE", "attribution in NEW",
+                           "judge flipped it too"), rows))
+    for count in comparison.flip_counts:
+        flips = count.lost + count.gained
+        line = f"{count.metric}: {flips} flips of {count.pairs} items (lost {count.lost}, gained {count.gained})"
+        if count.judge_flip_rate is None:
+            judged = count.metric.startswith("generation/")
+            click.echo(line + ("; the judge's own flip rate was not measured (`evalrun run --judge-repeats 2`)"
+                               if judged else ""))
+            continue
+        verdict = ("within the judge's own flip rate: the judge alone could have made them" if count.within_judge_rate
+                   else "more than the judge's own flip rate explains")
+        click.echo(f"{line}; the judge changes {count.judge_flip_rate:.1%} of its verdicts when asked again "
+                   f"({count.judge_measured} judgements), about {count.expected_from_judge:.1f} flips expected from "
+                   f"the judge alone, {count.judge_unstable} of these items flipped by the judge itself: {verdict}")
 
 
 def print_gate(result: GateResult) -> None:
@@ -137,7 +159,8 @@ def print_gate(result: GateResult) -> None:
               "alpha. The guard and improve rows are Holm-corrected among themselves. Exit 0 pass, 1 fail (each "
               "failed rule one line), 2 a bad gate file (file, line, field) or a diagnostic NEW run.")
 @click.option("--flips", "show_flips", is_flag=True, help="Also list, per 0/1 metric, the items that went from pass "
-              "to fail and back, with their attribution before and after.")
+              "to fail and back, with their attribution before and after, and whether the flips stay within the "
+              "judge's own flip rate (when a run was scored with --judge-repeats).")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the flips (and the gate's verdict) as JSON.")
 @WORKSPACE
 @click.pass_context

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from curate import CurateError, InputError, Releases, load_release, parse_ref, workspace_of
 from evalrun.cli.show import print_summary
-from evalrun.records import MAX_K, RunSettings
+from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
 from evalrun.runner import run
 from evalrun.scoring.trec import export_run
 
@@ -75,11 +75,14 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
               "as unscored with the reason) instead of scoring them as a system that returned nothing.")
 @click.option("--price-input", type=click.FloatRange(min=0), help="USD per million prompt tokens of the system (when traces give no cost).")
 @click.option("--price-output", type=click.FloatRange(min=0), help="USD per million completion tokens of the system.")
+@click.option("--judge-repeats", type=click.IntRange(1, MAX_JUDGE_REPEATS), default=1, show_default=True,
+              help="Judge each answer this many times (each repeat asked anew): the first verdicts score, the others "
+              "measure the judge's own flip rate, which `evalrun compare --flips` holds item flips against.")
 @WORKSPACE
 @click.pass_context
 def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, max_response_bytes,
                 precision_denominator, oracle_context, allow_unchecked, exclude_errors, price_input, price_output,
-                command_workspace) -> None:
+                judge_repeats, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart.
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
@@ -91,7 +94,7 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
                                oracle_context=oracle_context, allow_unchecked=allow_unchecked,
                                exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output)
+                               price_output=price_output, judge_repeats=judge_repeats)
     except ValidationError as exc:
         raise InputError.from_validation(exc) from None
     folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,

@@ -115,6 +115,11 @@ def print_summary(folder: Path) -> None:
     if judge is not None and judge.status == "scored":
         out.print(f"judge (apart from the system): {judge.requests} requests, {judge.cache_hits} from cache, "
                   f"{judge.prompt_tokens}+{judge.completion_tokens} tokens, cost {judge.cost}")
+        if judge.agreement:
+            out.print(table(f"the judge asked {judge.repeats} times about each answer: how often it changed its mind",
+                            ("metric", "items", "items changed", "judgements compared", "changed", "flip rate"),
+                            [(name, a.items, a.unstable, a.compared, a.changed, f"{a.rate:.1%}")
+                             for name, a in judge.agreement.items()]))
     attribution = summary.attribution
     out.print(table("failure attribution", ("attribution", "items"), sorted(attribution.items())) if attribution
               else "failure attribution: none")

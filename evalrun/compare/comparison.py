@@ -27,7 +27,7 @@ from curate import (
     load_release,
 )
 from evalrun.compare.comparable import Comparability, check_comparable
-from evalrun.compare.flips import ItemFlip, item_flips
+from evalrun.compare.flips import FlipCount, ItemFlip, flip_counts, item_flips, unstable_items
 from evalrun.compare.stats import RESAMPLES, bh, compare_paired, holm
 from evalrun.records import Run, read_run
 from evalrun.scoring.summary import subsets_of
@@ -51,7 +51,10 @@ class CompareRow(Record):
     base: float | None = Field(None, description="BASE's mean over the n pairs.")
     new: float | None = Field(None, description="NEW's mean over the n pairs.")
     difference: float | None = Field(None, description="Mean of NEW - BASE over the pairs.")
-    ci95: tuple[float, float] | None = Field(None, description="95% paired bootstrap interval of the difference.")
+    ci95: tuple[float, float] | None = Field(None, description="95% interval of the difference (see ci_method).")
+    ci_method: str | None = Field(None, description="bootstrap (paired percentile bootstrap), or newcombe: Newcombe's "
+                                  "score interval for paired proportions, for a 0/1 metric on fewer than 100 pairs or "
+                                  "without a discordant pair, where the bootstrap is too narrow.")
     p_value: float | None = Field(None, description="Paired test's p-value (see test).")
     p_adjusted: float | None = Field(None, description="p-value corrected (Holm, or BH) over every row compared.")
     test: str | None = Field(None, description="mcnemar_exact (0/1 values), sign_flip_exact or sign_flip (a "
@@ -94,6 +97,8 @@ class Comparison(Record):
     trade_offs: list[TradeOff] = Field(default_factory=list, description="Latency, tokens and cost side by side.")
     flips: list[ItemFlip] = Field(default_factory=list, description="Per 0/1 metric, the items that went from pass "
                                   "to fail and back, with their attribution before and after.")
+    flip_counts: list[FlipCount] = Field(default_factory=list, description="Per 0/1 metric, its flips, held against "
+                                         "the judge's own flip rate where a run measured it (--judge-repeats).")
 
     def row(self, metric: str, subset: str = "all") -> CompareRow | None:
         """Return the row of one metric on one subset, if it was compared."""
@@ -208,7 +213,7 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
             continue  # the metric does not apply to this subset's items (e.g. retrieval on unanswerable ones)
         rows.append(CompareRow(metric=result.metric, subset=result.subset, n=result.n, left_out=result.left_out,
                                base=result.base_mean, new=result.new_mean, difference=result.difference,
-                               ci95=result.ci95, p_value=result.p_value, test=result.test,
+                               ci95=result.ci95, ci_method=result.ci_method, p_value=result.p_value, test=result.test,
                                discordant=result.discordant))
     rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
     tested = [r for r in rows if r.p_value is not None]
@@ -218,12 +223,19 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
         row.significant = adjusted < alpha
         falls = row.difference > 0 if row.metric in LOWER_IS_BETTER else row.difference < 0
         row.worse = row.significant and falls
-    binary = {r.metric for r in rows if r.subset == "all" and r.test == "mcnemar_exact"}
+    binary = {r.metric: r.n for r in rows if r.subset == "all" and r.test == "mcnemar_exact"}
+    unstable = {}
+    for metric in binary:
+        measured = [u for u in (unstable_items(r, metric) for r in rows_of) if u is not None]
+        unstable[metric] = set().union(*measured) if measured else None
     flips = item_flips(ids, names, base_values, new_values, binary,
-                       *({i: row.attribution for i, row in r.items() if row.attribution} for r in rows_of))
+                       *({i: row.attribution for i, row in r.items() if row.attribution} for r in rows_of),
+                       unstable=unstable)
+    agreements = [run.summary.judge.agreement if run.summary.judge else {} for run in (base, new)]
     return Comparison(base=str(base.folder), new=str(new.folder), base_target=base.manifest.target,
                       new_target=new.manifest.target, correction=correction, alpha=alpha, compared=len(tested),
                       items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
                       apart=len(apart), subsets=items is not None, warnings=list(checked.warnings),
                       uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
-                      trade_offs=_trade_offs(base, new), flips=flips)
+                      trade_offs=_trade_offs(base, new), flips=flips,
+                      flip_counts=flip_counts(flips, binary, agreements))

@@ -17,7 +17,11 @@ items would compare the items, not the runs.
   both runs (the pairing) and for every metric and subset; a subset's resampled difference is the mean over
   its resampled compared items (a ratio, as `evalrun.scoring.aggregate` does for missing values), a
   resample that holds none of them is left out, and the endpoints are order statistics
-  (`percentile_intervals`), clipped to the range of the item differences.
+  (`percentile_intervals`), clipped to the range of the item differences. A 0/1 metric on fewer than
+  NEWCOMBE_BELOW pairs, or with no discordant pair, gets Newcombe's score interval for paired proportions
+  instead (`newcombe_paired`): there the bootstrap sees a handful of distinct values and is too narrow
+  (with every pair concordant it says [0, 0] on 5 items). `evalrun.scoring.aggregate` follows the same
+  rule with Wilson's interval for one run's 0/1 means.
 - The correction: comparing many metrics on many subsets finds "significant" changes by chance. `holm`
   (the default: it holds the family-wise error rate over all metrics x subsets compared) or `bh`
   (Benjamini-Hochberg, the false discovery rate) adjusts the p-values of the whole table at once.
@@ -38,12 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalrun.scoring.aggregate import percentile_intervals, resample_counts
+from evalrun.scoring.aggregate import percentile_intervals, resample_counts, wilson_interval
 
 RESAMPLES = 10_000
 SEED = 0
 EXACT_UP_TO = 16  # sign-flip tests on at most this many items enumerate all 2^n patterns
 HELD = 1 << 22  # entries (rows x items) of one block of signs or counts: 16 MB of float32
+NEWCOMBE_BELOW = 100  # 0/1 metrics on fewer pairs (or without a discordant pair) get Newcombe's interval
 TIE = 1e-5  # |T*| within TIE * sum|d| of |T| counts as a tie (float32 sums; ties make p larger, never smaller)
 
 
@@ -73,6 +78,8 @@ class PairedComparison:
     """Every compared value is 0.0 or 1.0 in both runs (False when n == 0)."""
     discordant: tuple[int, int] | None = None
     """For a 0/1 metric, (base 1 -> new 0, base 0 -> new 1): the pairs McNemar's test counts."""
+    ci_method: str | None = None
+    """"bootstrap", or "newcombe" (a 0/1 metric on fewer than NEWCOMBE_BELOW pairs, or all concordant)."""
 
 
 def _masks(subsets: Mapping[str, np.ndarray], items: int) -> tuple[list[str], np.ndarray]:
@@ -112,6 +119,29 @@ def mcnemar_exact(worse: int, better: int) -> float:
     top = log_comb.max()
     log_tail = top + math.log(math.fsum(np.exp(log_comb - top).tolist())) - n * math.log(2.0)
     return min(1.0, 2.0 * math.exp(log_tail))
+
+
+def newcombe_paired(both: int, better: int, worse: int, n: int) -> tuple[float, float]:
+    """Return Newcombe's hybrid score interval (1998, method 10) of the paired difference of proportions
+    new - base, from n pairs: `both` 1 in both runs, `better` 0 -> 1, `worse` 1 -> 0 (the rest 0 in both).
+    Wilson intervals (l, u) of each run's proportion are combined with the pairs' correlation phi:
+    (d - sqrt((p1-l1)^2 - 2 phi (p1-l1)(u2-p2) + (u2-p2)^2), d + sqrt((u1-p1)^2 - 2 phi (u1-p1)(p2-l2) + (p2-l2)^2)),
+    p1 = new's proportion, p2 = base's, phi = 0 when a margin is empty.
+
+    >>> [round(x, 4) for x in newcombe_paired(5, 0, 0, 5)]  # all 5 pass in both: +-(1 - Wilson's low of 5/5)
+    [-0.4345, 0.4345]
+    >>> newcombe_paired(0, 0, 0, 3) == tuple(-x for x in reversed(newcombe_paired(0, 0, 0, 3)))
+    True
+    """
+    neither = n - both - better - worse
+    p1, p2 = (both + better) / n, (both + worse) / n
+    (l1, u1), (l2, u2) = wilson_interval(both + better, n), wilson_interval(both + worse, n)
+    margins = (both + better) * (worse + neither) * (both + worse) * (better + neither)
+    phi = (both * neither - better * worse) / math.sqrt(margins) if margins else 0.0
+    d = p1 - p2
+    low = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return max(-1.0, d - low), min(1.0, d + high)
 
 
 def _all_signs(n: int) -> np.ndarray:
@@ -239,6 +269,7 @@ def compare_paired(base: np.ndarray, new: np.ndarray, metrics: Sequence[str],
     binary = (m.T @ off) == 0
     worse = (m.T @ (d0 < 0)).round().astype(np.int64)
     better = (m.T @ (d0 > 0)).round().astype(np.int64)
+    ones = (m.T @ (both & (base == 1.0) & (new == 1.0))).round().astype(np.int64)
     flat_n, flat_binary = ns.ravel(), binary.ravel()
     boot_rng, sign_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     # One column per (subset, metric), subset-major as the result: the differences, 0 where not compared.
@@ -271,19 +302,21 @@ def compare_paired(base: np.ndarray, new: np.ndarray, metrics: Sequence[str],
                 result[(metric, label)] = PairedComparison(metric, label, 0, int(left[s, j]), None, None, None,
                                                            None, None, None, False)
                 continue
-            discordant = None
+            discordant, ci, ci_method = None, intervals.get(col), "bootstrap"
             if binary[s, j]:
                 discordant = (int(worse[s, j]), int(better[s, j]))
                 p, test = mcnemar_exact(*discordant), "mcnemar_exact"
+                if n < NEWCOMBE_BELOW or sum(discordant) == 0:
+                    ci, ci_method = newcombe_paired(int(ones[s, j]), discordant[1], discordant[0], n), "newcombe"
             elif n <= exact_up_to:
                 p, test = sign_flip_exact(diffs[compared[:, col], col]), "sign_flip_exact"
             else:
                 p, test = monte_carlo[col], "sign_flip"
-            ci = intervals.get(col)
             base_mean, new_mean = float(base_sums[s, j] / n), float(new_sums[s, j] / n)
             result[(metric, label)] = PairedComparison(
                 metric, label, n, int(left[s, j]), base_mean, new_mean, new_mean - base_mean,
-                None if ci is None else (float(ci[0]), float(ci[1])), float(p), test, bool(binary[s, j]), discordant)
+                None if ci is None else (float(ci[0]), float(ci[1])), float(p), test, bool(binary[s, j]), discordant,
+                None if ci is None else ci_method)
     return result
 
 

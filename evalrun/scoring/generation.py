@@ -32,10 +32,12 @@ completeness < 1); ``hallucination`` when any claim was judged unsupported.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import copy
+from collections import Counter
+from collections.abc import Collection, Iterable
 
 from curate import EvalItem, InputError, Judge, JudgeConfig, Prompt, Verdict, Workspace, cut, resolve_judge
-from evalrun.records import ItemScores, JudgeReport, Trace
+from evalrun.records import ItemScores, JudgeAgreement, JudgeReport, Trace
 from evalrun.scoring.claims import Claim, split_claims, strip_markers
 from evalrun.scoring.generation_prompts import GENERATION
 
@@ -154,7 +156,10 @@ class _Plan:
         self.requests.append((chosen, payload, 0))
 
     def finish(self, verdicts: list[Verdict], evidence_in_context: bool) -> dict:
-        values, unscored, details = self.result["values"], self.result["unscored"], self.result["details"]
+        """Return the item's result from the verdicts of its requests (once per repeat: each call starts
+        from what was decided before asking)."""
+        result = copy.deepcopy(self.result)
+        values, unscored, details = result["values"], result["unscored"], result["details"]
         mine = {slot: [verdicts[n] for n in positions] for slot, positions in self.slots.items()}
         if self.item.key_points:
             covered, reason = _ratio(mine["key_points"], "covered")
@@ -168,7 +173,7 @@ class _Plan:
                 values["generation/completeness"] = covered
                 values["generation/key_points_contradicted"] = contradicted
                 if evidence_in_context and not correct:
-                    self.result["attribution"].append("generation_miss")
+                    result["attribution"].append("generation_miss")
         relevance = mine["relevance"][0]
         if relevance.output is None:
             unscored["generation/answer_relevance"] = relevance.unscored or "no verdict"
@@ -186,7 +191,7 @@ class _Plan:
                 values["generation/faithfulness"] = supported
                 values["generation/hallucination_rate"] = 1.0 - supported
             if any_unsupported:
-                self.result["attribution"].append("hallucination")
+                result["attribution"].append("hallucination")
         if self.citations:
             ok: list[bool | str] = []
             for decided in self.citation_ok:
@@ -203,27 +208,71 @@ class _Plan:
                 unscored["generation/citation_accuracy"] = reason
             else:
                 values["generation/citation_accuracy"] = sum(ok) / len(ok)
-        return self.result
+        return result
 
 
 def score_generation(items_by_id: dict[str, EvalItem], traces_by_id: dict[str, Trace], chunk_texts: dict[str, str],
-                     judge: Judge, evidence_in_context: Collection[str] = frozenset()) -> dict[str, dict]:
+                     judge: Judge, evidence_in_context: Collection[str] = frozenset(),
+                     repeats: int = 1) -> dict[str, dict]:
     """Return {item id: {"values", "unscored", "attribution", "details"}} for every answerable item whose
-    trace has a non-empty answer that is not a refusal and no error; all questions in one `ask_many`."""
+    trace has a non-empty answer that is not a refusal and no error; all questions in one `ask_many`.
+
+    With `repeats` > 1 every question is asked that many times (each repeat its own cache entry): the
+    first verdicts score, and each further repeat's values go to ``details["repeats"]`` (a list of
+    {metric: value}), from which `judge_agreement` measures how often the judge changes its mind."""
     plans: list[_Plan] = []
     for item_id, trace in traces_by_id.items():
         item = items_by_id.get(item_id)
         if item is None or not item.answerable or trace.error or trace.is_refusal():
             continue
         plans.append(_Plan(item, trace, chunk_texts))
-    requests = [request for plan in plans for request in plan.requests]
+    requests = [(chosen, payload, repeat) for repeat in range(repeats)
+                for plan in plans for chosen, payload, _ in plan.requests]
     verdicts = judge.ask_many(requests, "judging answers") if requests else []
     results, position = {}, 0
-    for plan in plans:
-        mine = verdicts[position:position + len(plan.requests)]
-        position += len(plan.requests)
-        results[plan.item.id] = plan.finish(mine, plan.item.id in evidence_in_context)
+    for repeat in range(repeats):
+        for plan in plans:
+            mine = verdicts[position:position + len(plan.requests)]
+            position += len(plan.requests)
+            if repeat == 0:
+                results[plan.item.id] = plan.finish(mine, plan.item.id in evidence_in_context)
+                if repeats > 1:
+                    results[plan.item.id]["details"]["repeats"] = []
+            else:
+                again = plan.finish(mine, plan.item.id in evidence_in_context)
+                results[plan.item.id]["details"]["repeats"].append(again["values"])
     return results
+
+
+def judge_agreement(rows: Iterable[ItemScores]) -> dict[str, JudgeAgreement]:
+    """Return, per generation metric, over the items with a value on every repeat, how many had
+    values that differed between repeats, and how often the first value and a repeat's differed
+    (the judge's own flip rate, for a 0/1 metric).
+
+    >>> rows = [ItemScores(item_id=i, answerable=True, values={"generation/correctness": v},
+    ...                    generation={"repeats": [{"generation/correctness": w}]})
+    ...         for i, v, w in (("a", 1.0, 1.0), ("b", 1.0, 0.0), ("c", 0.0, 0.0), ("d", 0.0, 0.0))]
+    >>> judge_agreement(rows)["generation/correctness"].model_dump()
+    {'items': 4, 'unstable': 1, 'compared': 4, 'changed': 1, 'rate': 0.25}
+    """
+    items, unstable, compared, changed = Counter(), Counter(), Counter(), Counter()
+    for row in rows:
+        repeats = (row.generation or {}).get("repeats") or []
+        if not repeats:
+            continue
+        for name in METRICS:
+            first = row.values.get(name)
+            again = [values.get(name) for values in repeats]
+            if first is None or None in again:
+                continue
+            differ = sum(value != first for value in again)
+            items[name] += 1
+            unstable[name] += differ > 0
+            compared[name] += len(again)
+            changed[name] += differ
+    return {name: JudgeAgreement(items=items[name], unstable=unstable[name], compared=compared[name],
+                                 changed=changed[name], rate=changed[name] / compared[name])
+            for name in METRICS if items[name]}
 
 
 def _judge_unreachable(config: JudgeConfig) -> str | None:
@@ -237,7 +286,8 @@ def _judge_unreachable(config: JudgeConfig) -> str | None:
 
 
 def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
-                 answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str]) -> JudgeReport:
+                 answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
+                 repeats: int = 1) -> JudgeReport:
     """Score the generation layer through the workspace's judge into `rows` (by item id) for the
     traces that have an answer; return what the judge did, or why it could not."""
     try:
@@ -253,7 +303,7 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
                     rows[item.id].unscored[name] = reason
         return JudgeReport(status=f"unscored: {reason}", prompt_versions=GENERATION.versions())
     judge = Judge(config, workspace.root / "cache" / "judge")
-    scored = score_generation({i.id: i for i in items}, answered, chunk_texts, judge, evidence_in_context)
+    scored = score_generation({i.id: i for i in items}, answered, chunk_texts, judge, evidence_in_context, repeats)
     for item_id, result in scored.items():
         row = rows[item_id]
         row.values.update(result["values"])
@@ -263,4 +313,5 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
     stats = judge.stats
     return JudgeReport(status="scored", config=config.public(), prompt_versions=GENERATION.versions(),
                        requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
-                       completion_tokens=stats.completion_tokens, cost=stats.cost, unscored=dict(stats.unscored))
+                       completion_tokens=stats.completion_tokens, cost=stats.cost, unscored=dict(stats.unscored),
+                       repeats=repeats, agreement=judge_agreement(rows[i] for i in scored) if repeats > 1 else {})

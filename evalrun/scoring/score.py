@@ -254,7 +254,8 @@ def score_run(workspace: Workspace, folder: Path,
     scorer = _Scorer(run, items, known)
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
-    judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context)
+    judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
+                         manifest.settings.judge_repeats)
     for item in items:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):

@@ -16,6 +16,7 @@ from evalrun.compare.comparison import compare_runs, scored_run
 from evalrun.records import (
     EndToEnd,
     ItemScores,
+    JudgeReport,
     LatencySummary,
     LeakageGate,
     RunManifest,
@@ -25,6 +26,7 @@ from evalrun.records import (
     TraceRecord,
 )
 from evalrun.scoring.aggregate import aggregate
+from evalrun.scoring.generation import judge_agreement
 
 
 def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dict[str, dict[str, str]] | None = None,
@@ -32,11 +34,13 @@ def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dic
              cost: float | None = 1.0, oracle: bool = False, degraded: int = 0, sha: str = "sha-1",
              apart: tuple[str, ...] = (), attribution: dict[str, list[str]] | None = None,
              started: str = "2026-12-01T00:00:00Z", version: str = "v1",
-             subsets: dict[str, list[str]] | None = None) -> Path:
+             subsets: dict[str, list[str]] | None = None,
+             repeats: dict[str, list[dict[str, float]]] | None = None) -> Path:
     """Write a scored run folder of dataset `d`: one ItemScores line per item of `values` (item -> metric
     -> value), `unscored` (item -> metric -> reason), a summary whose end to end has total p95 `p95`
     and system cost `cost` (USD, all items), `degraded` traces in degraded mode; its metrics aggregated
-    on "all" and on `subsets` (label -> item ids) as `evalrun run` does."""
+    on "all" and on `subsets` (label -> item ids) as `evalrun run` does; `repeats` (item -> values of
+    each further judgement) makes it a run scored with --judge-repeats."""
     folder.mkdir(parents=True)
     settings = RunSettings(ks=list(ks), oracle_context=oracle)
     gate = LeakageGate(status="clean", kb_snapshot=kb)
@@ -48,7 +52,8 @@ def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dic
     attribution = attribution or {}
     rows = [ItemScores(item_id=i, answerable=True, values=values.get(i, {}), unscored=unscored.get(i, {}),
                        attribution=attribution.get(i, []),
-                       apart="evidence in documents the leakage check excluded" if i in apart else None) for i in ids]
+                       apart="evidence in documents the leakage check excluded" if i in apart else None,
+                       generation={"repeats": repeats.get(i, [])} if repeats else None) for i in ids]
     (folder / "scores.jsonl").write_bytes(jsonl_bytes(r.model_dump(mode="json") for r in rows))
     traces = [TraceRecord(item_id=i, trace={"answer": "a", "mode": "degraded" if k < degraded else "normal"})
               for k, i in enumerate(ids)]
@@ -59,7 +64,8 @@ def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dic
                leakage_gate=gate, metrics=aggregate(rows, sorted({m for r in rows for m in (*r.values, *r.unscored)}),
                                                    subsets or {}),
                end_to_end=EndToEnd(latency_ms={"total": LatencySummary(n=len(ids), p50=p95 / 2, p95=p95, max=p95)},
-                                   system_tokens={"prompt_tokens": 10 * len(ids)}, system_cost=cost)
+                                   system_tokens={"prompt_tokens": 10 * len(ids)}, system_cost=cost),
+               judge=JudgeReport(status="scored", repeats=2, agreement=judge_agreement(rows)) if repeats else None,
                ).write(folder / "summary.json")
     return folder
 
@@ -167,6 +173,58 @@ def test_flips_name_the_items_and_their_attribution_before_and_after(tmp_path):
     assert "2 item flips of 0/1 metrics" in out
     assert any(line.split() == ["context/hit_rate@1", "i02", "gained", "retrieval_miss", "-"]
                for line in out.splitlines())
+
+
+def _correct(lost: int, items: int = 200) -> dict[str, dict[str, float]]:
+    return {f"i{k:03d}": {"generation/correctness": 0.0 if k < lost else 1.0} for k in range(items)}
+
+
+def _repeats(values: dict[str, dict[str, float]], flipped: range) -> dict[str, list[dict[str, float]]]:
+    """One further judgement per item, the same as the first except on the items `flipped` (by index)."""
+    return {i: [{m: (1.0 - v if k in flipped else v) for m, v in row.items()}] for k, (i, row) in enumerate(values.items())}
+
+
+def test_flips_are_held_against_the_judges_own_flip_rate_when_a_run_measured_it(tmp_path):
+    base_values, new_values = _correct(0), _correct(10)               # 10 of 200 items lost correctness
+    # A judge that changes its mind on 30 of 200 answers in BASE and 10 in NEW: 40 of 400 judgements, 10%.
+    base = make_run(tmp_path / "noisy-base", base_values, repeats=_repeats(base_values, range(30)))
+    new = make_run(tmp_path / "noisy-new", new_values, repeats=_repeats(new_values, range(100, 110)))
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    [count] = comparison.flip_counts
+    assert (count.metric, count.pairs, count.lost, count.gained) == ("generation/correctness", 200, 10, 0)
+    assert count.judge_flip_rate == pytest.approx(0.1) and count.judge_measured == 400
+    assert count.expected_from_judge == pytest.approx(20.0) and count.within_judge_rate
+    assert count.judge_unstable == 10 and all(f.judge_unstable for f in comparison.flips)   # items 0-9 flipped in BASE
+    out = _cli("compare", base, new, "--flips", "--workspace", tmp_path / "nowhere").stdout
+    assert "within the judge's own flip rate" in out and "about 20.0 flips expected" in out
+
+    # A judge that never changes its mind: the same 10 flips are more than it explains.
+    base = make_run(tmp_path / "steady-base", base_values, repeats=_repeats(base_values, range(0)))
+    new = make_run(tmp_path / "steady-new", new_values, repeats=_repeats(new_values, range(0)))
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    [count] = comparison.flip_counts
+    assert count.judge_flip_rate == 0.0 and count.within_judge_rate is False and count.judge_unstable == 0
+    assert [f.judge_unstable for f in comparison.flips] == [False] * 10
+    out = _cli("compare", base, new, "--flips", "--workspace", tmp_path / "nowhere").stdout
+    assert "more than the judge's own flip rate explains" in out
+
+    # Without a repeat measurement nothing is claimed about the judge, and the output says how to measure it.
+    base, new = make_run(tmp_path / "base", base_values), make_run(tmp_path / "new", new_values)
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    [count] = comparison.flip_counts
+    assert count.judge_flip_rate is None and count.within_judge_rate is None
+    assert {f.judge_unstable for f in comparison.flips} == {None}
+    out = _cli("compare", base, new, "--flips", "--workspace", tmp_path / "nowhere").stdout
+    assert "not measured (`evalrun run --judge-repeats 2`)" in out
+
+
+def test_a_0_1_metric_on_few_pairs_gets_newcombes_interval_not_a_degenerate_bootstrap(tmp_path):
+    base, new = make_run(tmp_path / "base", hits("11111")), make_run(tmp_path / "new", hits("11111"))
+    row = compare_runs(scored_run(base), scored_run(new)).row("context/hit_rate@1")
+    assert row.difference == 0.0 and row.ci_method == "newcombe"
+    assert row.ci95 == pytest.approx((-0.4345, 0.4345), abs=1e-4)    # not [0, 0]: 5 items say little
+    out = _cli("compare", base, new, "--workspace", tmp_path / "nowhere").stdout
+    assert "[-0.434, +0.434] N" in out and "Newcombe" in out
 
 
 def _cli(*args, code=0):

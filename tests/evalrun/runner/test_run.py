@@ -212,3 +212,29 @@ def test_generation_is_judged_when_a_judge_answers_and_unscored_with_the_reason_
     assert summary.metrics["all"]["generation/answer_relevance"].n == 4
     assert "generation/correctness" in summary.metrics["all"]
     assert len(store.items("faq")) == 5
+
+
+def test_judge_repeats_are_kept_in_the_manifest_and_the_summary_and_shown(released, tmp_path, monkeypatch):
+    from tests.evalrun.scoring.test_generation import _reply
+    from tests.support.servers import ScriptedServer
+
+    server = ScriptedServer(_reply)
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", server.base_url)
+    try:
+        once = run(released.workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "once")
+        asked = server.requests
+        folder = run(released.workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "twice",
+                     settings=RunSettings(judge_repeats=2))
+    finally:
+        server.close()
+    assert server.requests - asked == asked        # the first judgements come from the cache, the repeats are new
+    assert _summary(once).judge.agreement == {} and _summary(once).judge.repeats == 1
+    judge = _summary(folder).judge
+    assert judge.repeats == 2 and read_run(folder).manifest.settings.judge_repeats == 2
+    relevance = judge.agreement["generation/answer_relevance"]
+    assert (relevance.items, relevance.compared, relevance.changed, relevance.rate) == (4, 4, 0, 0.0)  # scripted: steady
+    out = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(folder)]).stdout
+    assert "the judge asked 2 times about each answer" in out
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["run", "--dataset", "faq@v1", "--judge-repeats", "0",
+                                                              "--target", "x:y", "--workspace", str(released.workspace.root)])
+    assert result.exit_code == 2 and "--judge-repeats" in result.stderr

@@ -203,3 +203,62 @@ def test_second_scoring_comes_from_the_cache(server, tmp_path):
     assert score_generation(items, traces, CHUNKS, judge) == first
     assert server.requests == asked and judge.stats.cache_hits == asked
     assert set(GENERATION.versions()) >= {"gen_key_point/en", "gen_claim_supported/zh", "gen_citation/en"}
+
+
+def test_judge_repeats_ask_again_and_measure_how_often_the_judge_changes_its_mind(tmp_path):
+    from evalrun.records import ItemScores
+    from evalrun.scoring.generation import judge_agreement
+    asked: dict[str, int] = {}
+
+    def flaky(messages):
+        """A judge that changes its mind on every second question about the "flaky" key point."""
+        text = messages[-1]["content"]
+        if "flaky" in text:
+            asked["flaky"] = asked.get("flaky", 0) + 1
+            return json.dumps({"verdict": "covered" if asked["flaky"] % 2 else "missing", "reason": "scripted"})
+        return _reply(messages)
+
+    scripted = ScriptedServer(flaky)
+    try:
+        items = {"a": _item("a", ["The token expired."]), "b": _item("b", ["A flaky point."])}
+        traces = {"a": _trace("a", "The token expired."), "b": _trace("b", "Tokens last one hour.")}
+        once = score_generation(items, traces, CHUNKS, _judge(scripted, tmp_path / "1"))
+        per_answer = scripted.requests
+        judge = _judge(scripted, tmp_path / "2", concurrency=1)   # one at a time: the flaky answers in order
+        twice = score_generation(items, traces, CHUNKS, judge, repeats=3)
+        assert per_answer == 6                                        # per item: a key point, relevance, a claim
+        assert scripted.requests - per_answer == 3 * per_answer      # every question asked anew on each repeat
+        assert "repeats" not in once["a"]["details"]                  # a single judgement stores no repeats
+        assert twice["a"]["details"]["repeats"] == [twice["a"]["values"]] * 2
+        first, repeats = twice["b"]["values"], twice["b"]["details"]["repeats"]
+        assert [first["generation/correctness"]] + [r["generation/correctness"] for r in repeats] == [0.0, 1.0, 0.0]
+        rows = [ItemScores(item_id=i, answerable=True, values=r["values"], generation=r["details"])
+                for i, r in twice.items()]
+        agreement = judge_agreement(rows)["generation/correctness"]
+        assert (agreement.items, agreement.unstable, agreement.compared, agreement.changed) == (2, 1, 4, 1)
+        assert agreement.rate == 0.25
+        assert judge_agreement(rows)["generation/answer_relevance"].changed == 0
+        again = _judge(scripted, tmp_path / "2")
+        assert score_generation(items, traces, CHUNKS, again, repeats=3) == twice    # each repeat cached apart
+        assert again.stats.cache_hits == 3 * per_answer
+    finally:
+        scripted.close()
+
+
+def test_repeats_through_a_real_model_are_asked_anew_and_measured(tmp_path, llama):
+    """The real HTTP path (llama.cpp with SmolLM2): each repeat is its own request, and the agreement is
+    counted over whatever the model said (at temperature 0 a local server may well agree with itself)."""
+    from evalrun.records import ItemScores
+    from evalrun.scoring.generation import judge_agreement
+    config = JudgeConfig(base_url=llama.base_url, model="smollm2", max_tokens=80, timeout=60, concurrency=2)
+    items = {"a": _item("a", ["The token expired."])}
+    traces = {"a": _trace("a", "LG-4031 means the token expired.")}
+    judge = Judge(config, tmp_path / "cache")
+    result = score_generation(items, traces, CHUNKS, judge, repeats=2)["a"]
+    assert judge.stats.requests - judge.stats.repairs == 2 * 3    # key point, relevance, one claim; twice
+    assert judge.stats.cache_hits == 0
+    assert len(result["details"]["repeats"]) == 1
+    row = ItemScores(item_id="a", answerable=True, values=result["values"], generation=result["details"])
+    for name, agreement in judge_agreement([row]).items():
+        assert agreement.items == 1 and agreement.compared == 1
+        assert agreement.changed == (result["details"]["repeats"][0][name] != result["values"][name])
