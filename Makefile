@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval_metrics.py
 	$(BIN)/python benchmarks/evalrun_overhead.py
 	$(BIN)/python benchmarks/scoring_speed.py
+	$(BIN)/python benchmarks/report_speed.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

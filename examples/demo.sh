@@ -62,4 +62,8 @@ echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? 
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null
 evalrun compare runs/handbook-v2-baseline runs/handbook-v2-context5 --metric 'context/*' --metric 'lexical/*'
+echo; echo "== evalrun report: one HTML file to open or forward (nothing in it is fetched)"
+evalrun report runs/handbook-v2-context5 --vs runs/handbook-v2-baseline --out runs/handbook-v2-context5/report.html
+evalrun report runs/handbook-v2-baseline --out runs/handbook-v2-baseline/report.html
 echo; echo "workspace: $WSDIR"
+echo "the baseline run's report: $WSDIR/runs/handbook-v2-baseline/report.html"

@@ -78,6 +78,13 @@ def context_text(trace: Trace, chunk_texts: dict[str, str]) -> str | None:
     return cut("\n".join(parts), MAX_CONTEXT)
 
 
+def said(verdict: Verdict) -> dict:
+    """Return what one judge answer said: {"verdict", "reason"}, or {"unscored": why}."""
+    if verdict.output is None:
+        return {"unscored": verdict.unscored or "no verdict"}
+    return {"verdict": verdict.output.verdict, "reason": verdict.output.reason}
+
+
 def _ratio(verdicts: list[Verdict], wanted: str) -> tuple[float | None, str | None]:
     """Return (share of verdicts equal to `wanted`, None), or (None, reason) when any is unscored."""
     for verdict in verdicts:
@@ -161,6 +168,10 @@ class _Plan:
         result = copy.deepcopy(self.result)
         values, unscored, details = result["values"], result["unscored"], result["details"]
         mine = {slot: [verdicts[n] for n in positions] for slot, positions in self.slots.items()}
+        # What the judge said, kept for the reader (`evalrun report`): key points and claims in order.
+        details["key_point_verdicts"] = [said(v) for v in mine["key_points"]]
+        details["claim_verdicts"] = [said(v) for v in mine["claims"]]
+        details["relevance_verdict"] = said(mine["relevance"][0])
         if self.item.key_points:
             covered, reason = _ratio(mine["key_points"], "covered")
             contradicted, _ = _ratio(mine["key_points"], "contradicted")

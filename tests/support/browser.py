@@ -229,3 +229,29 @@ class ArgillaUI:
             return {f["familyName"]: f["glyphCount"] for f in fonts}
         finally:
             session.detach()
+
+
+def require_browser() -> None:
+    """Skip the calling test, saying why, where Chromium, its Chinese fonts or playwright are missing;
+    fail instead under CURATE_REQUIRE_BROWSER=1 (.ci/run sets it: CI must never pass by skipping)."""
+    import pytest
+    if (reason := missing_browser()):
+        if os.environ.get("CURATE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"the browser test is required here (CURATE_REQUIRE_BROWSER=1): {reason}")
+        pytest.skip(reason)
+
+
+def blank_screenshot(png: bytes) -> str | None:
+    """Return why a screenshot looks blank (too few colours, too little drawn, no variance), or None."""
+    import io
+
+    from PIL import Image, ImageStat
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    small = image.resize((max(1, image.width // 4), max(1, image.height // 4)))
+    colours = small.getcolors(maxcolors=1 << 20) or []
+    background = max(colours)[0] if colours else 0
+    drawn = 1 - background / (small.width * small.height)
+    variance = sum(ImageStat.Stat(small.convert("L")).var)
+    if len(colours) < 50 or drawn < 0.05 or variance < 100:
+        return f"{len(colours)} colours, {drawn:.0%} of the pixels differ from the background, variance {variance:.0f}"
+    return None

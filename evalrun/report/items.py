@@ -1,0 +1,249 @@
+"""The items of a report as one compact JSON document, which the page's script renders on demand
+(rows a page at a time, an item's details when it is opened): a 10,000-item run rendered as static
+HTML weighs and costs too much for a browser (benchmarks/report_speed.py).
+
+Layout (short keys, empty fields left out):
+
+- ``chunks``: every chunk any item shows, once: ``id`` and ``text`` (None when neither the KB
+  snapshot nor the trace has it); items refer to chunks by their position here.
+- ``metrics`` and ``values``: ``values[m][i]`` is metric ``metrics[m]`` of item ``i`` (None: no
+  value; the item's ``u`` says why, as pairs of metric and ``reasons`` positions).
+- ``fields``: the values of difficulty, qtype, source, split and tag; an item's ``f`` holds the
+  positions of its first four, ``tg`` of its tags.
+- per item: ``q`` question, ``ref`` reference answer, ``kp`` key points [text, evidence ids],
+  ``ev`` evidence [id, grade, text, chunks], ``c`` candidates [chunk, gold group or None, score],
+  ``x`` context [chunk, gold group] (None: not reported), ``o`` answer, ``cl`` claims [text,
+  verdict, reason], ``kv`` key point verdicts, ``rv`` relevance verdict, ``cv`` citations [chunk,
+  correct], ``at`` attribution, ``rk`` rank of the first relevant candidate (0: none), ``ic``
+  every relevant group in the context, ``cd`` a relevant chunk cited, ``fl`` flips against BASE [metric, change, BASE's attribution].
+
+Texts are capped (`CAPS`, and chunk texts under one budget, `chunk_cap`); a cut text is the pair
+[shown text, full length] so the page says it is cut, and every cut is counted (`Cuts`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from curate import progress
+from evalrun.cli.show import ATTRIBUTIONS
+from evalrun.report.gather import ReportInputs, cited_ids
+from evalrun.scoring.summary import SUBSET_FIELDS
+
+# Characters of each text an item shows; the judge saw at most 1,500 characters of a chunk.
+CAPS = {"question": 1_000, "reference answer": 2_000, "key point": 500, "evidence": 1_500, "answer": 4_000,
+        "claim": 1_000, "judge reason": 1_000, "problem": 300}
+CHUNK_CAP = 2_000
+# Characters of chunk text in one page: with the item texts, a 10,000-item run stays under 15 MB.
+CHUNK_BUDGET = 3_000_000
+GROUP_PREFIX = "group:"
+
+
+class Cuts(Counter):
+    """Texts cut to their cap, by kind of text."""
+
+
+def chunk_cap(lengths: Sequence[int], budget: int = CHUNK_BUDGET, cap: int = CHUNK_CAP) -> int:
+    """Return the largest per-chunk cap (at most `cap`) under which the chunks' texts of `lengths`
+    fit in `budget` characters: every chunk keeps min(length, cap).
+
+    >>> chunk_cap([100, 100, 1000], budget=600, cap=2000)   # 100 + 100 + 400
+    400
+    >>> chunk_cap([100, 100], budget=600, cap=50)
+    50
+    """
+    ordered = sorted(lengths)
+    if sum(min(n, cap) for n in ordered) <= budget:
+        return cap
+    low, high = 0, cap
+    prefix = [0]
+    for n in ordered:
+        prefix.append(prefix[-1] + n)
+    while low < high:       # the largest c with sum(min(n, c)) <= budget
+        middle = (low + high + 1) // 2
+        shorter = bisect.bisect_left(ordered, middle)
+        if prefix[shorter] + middle * (len(ordered) - shorter) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def capped(text: str | None, kind: str, cuts: Cuts, cap: int | None = None):
+    """Return `text`, or [its first `cap` characters, its length] when longer (counted in `cuts`).
+
+    >>> cuts = Cuts()
+    >>> capped("abcdef", "answer", cuts, cap=4), capped("ab", "answer", cuts, cap=4), cuts["answer"]
+    (['abcd', 6], 'ab', 1)
+    """
+    limit = CAPS[kind] if cap is None else cap
+    if text is None or len(text) <= limit:
+        return text
+    cuts[kind] += 1
+    return [text[:limit], len(text)]
+
+
+def _column(values: dict[int, float], items: int) -> list:
+    """Return one metric's values over the items as JSON says them shortest: 4 decimals, whole
+    numbers without ".0", None where an item has no value.
+
+    >>> _column({0: 1.0, 2: 0.123456}, 3)
+    [1, None, 0.1235]
+    """
+    column = np.full(items, np.nan)
+    if values:
+        column[np.fromiter(values, dtype=np.intp, count=len(values))] = np.fromiter(values.values(), dtype=np.float64,
+                                                                                  count=len(values))
+    column = np.round(column, 4)
+    return [None if v != v else int(v) if v.is_integer() else v for v in column.tolist()]
+
+
+def _verdict(said: dict | None, cuts: Cuts) -> list | None:
+    """Return [verdict, reason] of one judge answer, or [None, why unscored]."""
+    if not said:
+        return None
+    if "unscored" in said:
+        return [None, capped(said["unscored"], "judge reason", cuts)]
+    return [said["verdict"], capped(said.get("reason") or "", "judge reason", cuts)]
+
+
+class _Table(dict):
+    """Positions of strings in a list, each string once."""
+
+    def at(self, value: str) -> int:
+        if value not in self:
+            self[value] = len(self)
+        return self[value]
+
+    def values_list(self) -> list[str]:
+        return list(self)
+
+
+def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
+    """Return the items' JSON document (see the module's docstring) and the texts it cut."""
+    cuts = Cuts()
+    rows = inputs.rows
+    chunk_index, chunk_text = _Table(), {}
+    fields = {name: _Table() for name in (*SUBSET_FIELDS, "tag")}
+    metrics = _Table()
+    reasons, attributions = _Table(), _Table()
+    for name in ATTRIBUTIONS:
+        attributions.at(name)
+    flips: dict[str, list] = {}
+    if inputs.comparison is not None:
+        for flip in inputs.comparison.flips:
+            flips.setdefault(flip.item_id, []).append((flip.metric, flip.change, flip.base_attribution))
+
+    def chunk(chunk_id: str, passage_text: str | None = None) -> int:
+        position = chunk_index.at(chunk_id)
+        if chunk_text.get(chunk_id) is None:
+            known = inputs.chunks.get(chunk_id)
+            chunk_text[chunk_id] = known.text if known is not None else passage_text
+        return position
+
+    items, values = [], {}
+    for position, item in enumerate(progress(inputs.items, "gathering items")):
+        row = rows.get(item.id)
+        trace = inputs.traces.get(item.id)
+        target = inputs.targets.get(item.id)
+        chunk_group = target[1] if target else {}
+
+        def group(chunk_id: str) -> str | None:
+            name = chunk_group.get(chunk_id)
+            return name[len(GROUP_PREFIX):] if name and name.startswith(GROUP_PREFIX) else name
+
+        entry: dict = {"id": item.id, "q": capped(item.question, "question", cuts), "l": item.language,
+                       "a": int(item.answerable),
+                       "f": [fields[name].at(getattr(item, name) or "none") for name in SUBSET_FIELDS]}
+        if item.tags:
+            entry["tg"] = [fields["tag"].at(tag) for tag in item.tags]
+        if item.reference_answer:
+            entry["ref"] = capped(item.reference_answer, "reference answer", cuts)
+        if item.key_points:
+            entry["kp"] = [[capped(k.text, "key point", cuts), k.evidence_ids] for k in item.key_points]
+        if item.evidence:
+            entry["ev"] = [[e.evidence_id, e.grade, capped(e.text, "evidence", cuts),
+                            [chunk(c) for c in e.chunk_ids]] for e in item.evidence]
+        if target is not None:
+            entry.update(_funnel_marks(target, trace, row))
+        if trace is not None:
+            entry["c"] = [[chunk(p.chunk_id, p.text), group(p.chunk_id), p.score] for p in trace.candidates]
+            entry["x"] = (None if trace.context is None else
+                          [[chunk(p.chunk_id, p.text), group(p.chunk_id)] for p in trace.context])
+            if trace.answer is not None:
+                entry["o"] = capped(trace.answer, "answer", cuts)
+            if trace.citations:
+                entry["ci"] = [chunk(c) for c in trace.citations]
+            if "total" in trace.latency_ms:
+                entry["ms"] = round(trace.latency_ms["total"], 1)
+            if trace.mode != "normal":
+                entry["md"] = trace.mode
+            if trace.error:
+                entry["er"] = capped(trace.error, "problem", cuts)
+        if row is not None:
+            _scores(entry, row, position, values, metrics, reasons, attributions, chunk, cuts)
+        if item.id in flips:
+            entry["fl"] = [[metrics.at(metric), change, [attributions.at(a) for a in before]]
+                           for metric, change, before in flips[item.id]]
+        items.append(entry)
+    ids = chunk_index.values_list()
+    cap = chunk_cap([len(chunk_text[c]) for c in ids if chunk_text[c] is not None], CHUNK_BUDGET)
+    texts = [capped(chunk_text[c], "chunk", cuts, cap=cap) if chunk_text[c] is not None else None for c in ids]
+    names = metrics.values_list()
+    document = {"chunks": {"id": ids, "text": texts, "cap": cap, "budget": CHUNK_BUDGET}, "metrics": names,
+                "values": [_column(values.get(name, {}), len(items)) for name in names],
+                "reasons": reasons.values_list(),
+                "attributions": attributions.values_list(),
+                "fields": {name: table.values_list() for name, table in fields.items()}, "items": items}
+    return document, cuts
+
+
+def _funnel_marks(target: tuple[dict, dict], trace, row) -> dict:
+    """Return an answerable item's row marks: `rk` the rank of the first candidate holding relevant
+    evidence (0: none), `ic` every relevant group in the context (None: not reported), `cd` a
+    relevant chunk cited."""
+    grades, chunk_group = target
+    if trace is None or (row is not None and row.failed):
+        return {"rk": 0, "ic": 0, "cd": 0}
+    rank = next((n + 1 for n, p in enumerate(trace.candidates) if p.chunk_id in chunk_group), 0)
+    in_context = None
+    if trace.context is not None:
+        in_context = int(not set(grades) - {chunk_group[p.chunk_id] for p in trace.context if p.chunk_id in chunk_group})
+    cited = int(bool(row is not None and cited_ids(trace, row) & set(chunk_group)))
+    return {"rk": rank, "ic": in_context, "cd": cited}
+
+
+def _scores(entry: dict, row, position: int, values: dict, metrics: _Table, reasons: _Table,
+            attributions: _Table, chunk, cuts: Cuts) -> None:
+    """Put one item's metric values, unscored reasons, attribution, problems and the judge's verdicts
+    into its entry (and its values into the metric columns)."""
+    for name, value in row.values.items():
+        metrics.at(name)
+        values.setdefault(name, {})[position] = value
+    if row.unscored:
+        entry["u"] = [[metrics.at(name), reasons.at(reason)] for name, reason in sorted(row.unscored.items())]
+    if row.attribution:
+        entry["at"] = [attributions.at(a) for a in row.attribution]
+    if row.problems:
+        entry["pr"] = [capped(p, "problem", cuts) for p in row.problems]
+    for key, text in (("fa", row.failed), ("ap", row.apart), ("rf", row.refusal)):
+        if text:
+            entry[key] = capped(text, "problem", cuts)
+    details = row.generation or {}
+    if details:
+        claims = details.get("claims", [])
+        claim_verdicts = details.get("claim_verdicts", [])
+        entry["cl"] = [[capped(text, "claim", cuts), *(_verdict(claim_verdicts[n], cuts) if n < len(claim_verdicts)
+                                                        else [None, None])] for n, text in enumerate(claims)]
+        if details.get("key_point_verdicts"):
+            entry["kv"] = [_verdict(v, cuts) for v in details["key_point_verdicts"]]
+        if details.get("relevance_verdict"):
+            entry["rv"] = _verdict(details["relevance_verdict"], cuts)
+        if details.get("citation_verdicts"):
+            entry["cv"] = [[chunk(v["chunk_id"]), v.get("correct")] for v in details["citation_verdicts"]]
+        if details.get("citations_outside_context"):
+            entry["co"] = [chunk(c) for c in details["citations_outside_context"]]

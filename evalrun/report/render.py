@@ -1,0 +1,181 @@
+"""The report page: Jinja2 templates (evalrun/report/templates) filled with what `gather` found,
+the charts inlined as SVG and the items as one gzip-compressed JSON document that the page's
+script unpacks (DecompressionStream) and renders on demand. One file; nothing is fetched."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gc
+import gzip
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from curate import Workspace, atomic_write_bytes
+from evalrun.cli.show import INTERVALS, _fmt, _other_names, _retrieval_names
+from evalrun.report import charts
+from evalrun.report.gather import (
+    ReportInputs,
+    funnels,
+    headline_metric,
+    page_language,
+    read_inputs,
+    unscored_reasons,
+)
+from evalrun.report.items import CAPS, Cuts, item_payload
+from evalrun.scoring.summary import SUBSET_FIELDS
+
+TEMPLATES = resources.files("evalrun.report") / "templates"
+MAX_TAGS = 30   # tag subsets drawn in the chart; the table lists them all
+
+
+@dataclass
+class WrittenReport:
+    """What `write_report` wrote."""
+
+    path: Path
+    size: int
+    items: int
+    cuts: Cuts
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[Callable[[], None]]:
+    """Yield `freeze`, which keeps the garbage collector's full passes off every object alive when it is
+    called, until the block ends.
+
+    A 10,000-item run is millions of small objects (records, traces), none in a cycle, alive until the
+    page is written; every full collection walks them all again. Frozen once read, they are left alone
+    while objects made later are collected as usual: the page of 10,000 items is built in 2.8 s
+    instead of 4.5 s.
+    """
+    try:
+        yield gc.freeze
+    finally:
+        gc.unfreeze()
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FunctionLoader(lambda name: (TEMPLATES / name).read_text("utf-8")),
+                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True)
+
+
+def packed(document: dict) -> str:
+    """Return `document` as base64 of gzip-compressed JSON (the page unpacks it with DecompressionStream).
+    Level 1: on a 10,000-item run 7.4 MB in 0.3 s, where level 6 takes 0.8 s for 6.7 MB.
+
+    >>> import base64, gzip, json
+    >>> json.loads(gzip.decompress(base64.b64decode(packed({"q": "令牌"}))))
+    {'q': '令牌'}
+    """
+    raw = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=1, mtime=0)).decode("ascii")
+
+
+def _subsets(inputs: ReportInputs, metric: str) -> list[dict]:
+    """Return, per subset field, the chart and the table rows of the chosen metrics on each subset."""
+    summary = inputs.run.summary
+    overall = summary.metrics.get("all", {})
+    chosen = [m for m in (metric.replace("context/", "candidates/"), metric, "generation/correctness", "lexical/f1")
+              if overall.get(m) is not None and overall[m].n]
+    result = []
+    for field in (*SUBSET_FIELDS, "tag"):
+        labels = sorted((label for label in summary.metrics if label.split("=", 1)[0] == field),
+                        key=lambda label: -max((summary.metrics[label][m].n for m in chosen
+                                                if m in summary.metrics[label]), default=0))
+        if not labels:
+            continue
+        rows = [(label.split("=", 1)[1], [_fmt(summary.metrics[label].get(m)) for m in chosen]) for label in labels]
+        drawn = labels[:MAX_TAGS]
+        series = {m: [(summary.metrics[label][m].mean, summary.metrics[label][m].ci95) if m in summary.metrics[label]
+                       else (None, None) for label in drawn] for m in chosen}
+        names = [f"{label.split('=', 1)[1]} (n={max((summary.metrics[label][m].n for m in chosen if m in summary.metrics[label]), default=0)})"
+                 for label in drawn]
+        result.append({"field": field, "chart": charts.subset_chart(f"by {field}", names, series), "rows": rows,
+                       "metrics": chosen, "undrawn": len(labels) - len(drawn)})
+    return result
+
+
+def _cards(inputs: ReportInputs, metric: str) -> list[dict]:
+    """Return the headline cards: one number per layer with its interval and n (retrieval on the
+    candidates and on the context, the answer as the judge saw it, refusals, latency, cost)."""
+    summary = inputs.run.summary
+    overall = summary.metrics.get("all", {})
+    cards = []
+    for label, name in ((f"candidates {metric.split('/', 1)[1]}", metric.replace("context/", "candidates/")),
+                        (f"context {metric.split('/', 1)[1]}", metric),
+                        ("answer correct (judge)", "generation/correctness"),
+                        ("faithful to the context (judge)", "generation/faithfulness"),
+                        ("token F1 (no judge)", "lexical/f1"),
+                        ("unanswerable: refused", "unanswerable/correct_refusal")):
+        if name not in overall:
+            continue
+        value, ci, n = _fmt(overall[name])
+        cards.append({"label": label, "metric": name, "value": value, "ci": ci, "n": f"n = {n}"})
+    total = summary.end_to_end.latency_ms.get("total")
+    if total:
+        cards.append({"label": "latency p95 (total)", "metric": "", "value": f"{total.p95:,.0f} ms",
+                      "ci": f"p50 {total.p50:,.0f} ms", "n": f"n = {total.n}"})
+    cost = summary.end_to_end.system_cost
+    cards.append({"label": "system cost per item", "metric": "",
+                  "value": "unknown" if cost is None or not summary.items else f"${cost / summary.items:.4f}",
+                  "ci": "" if cost is None else f"${cost:.2f} in all", "n": f"n = {summary.items}"})
+    return cards
+
+
+def _latencies(inputs: ReportInputs) -> dict[str, list[float]]:
+    stages: dict[str, list[float]] = {}
+    for trace in inputs.traces.values():
+        for stage, ms in trace.latency_ms.items():
+            stages.setdefault(stage, []).append(ms)
+    return dict(sorted(stages.items()))
+
+
+def _comparison(inputs: ReportInputs) -> dict | None:
+    comparison = inputs.comparison
+    if comparison is None:
+        return None
+    return {"c": comparison, "shown": sum(1 for r in comparison.rows if r.subset == "all" or r.significant)}
+
+
+def render(inputs: ReportInputs) -> tuple[str, Cuts]:
+    """Return the report page of `inputs` and the texts it cut."""
+    summary, manifest = inputs.run.summary, inputs.run.manifest
+    overall = summary.metrics.get("all", {})
+    metric = headline_metric(inputs)
+    document, cuts = item_payload(inputs)
+    unknown_texts = sum(text is None for text in document["chunks"]["text"])
+    retrieval = [(name, _fmt(overall.get(f"candidates/{name}")), _fmt(overall.get(f"context/{name}")),
+                  summary.context_loss.get(name)) for name in _retrieval_names(overall)]
+    found = funnels(inputs)
+    context = {
+        "lang": page_language(inputs.items), "manifest": manifest, "summary": summary, "intervals": INTERVALS,
+        "retrieval": retrieval, "other": [(name, _fmt(overall[name])) for name in _other_names(overall)],
+        "cards": _cards(inputs, metric), "funnels": found, "funnel_chart": charts.funnel_chart(found), "subsets": _subsets(inputs, metric),
+        "attribution_chart": charts.count_chart(summary.attribution, "items"),
+        "latency_chart": charts.latency_chart(_latencies(inputs)), "unscored": unscored_reasons(inputs),
+        "cuts": dict(cuts), "caps": CAPS, "chunk_cap": document["chunks"]["cap"], "chunk_budget": document["chunks"]["budget"],
+        "chunks": len(document["chunks"]["id"]), "unknown_texts": unknown_texts,
+        "snapshot_problem": inputs.snapshot_problem, "comparison": _comparison(inputs),
+        "headline_metric": metric, "data": packed(document),
+        "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),
+    }
+    return _environment().get_template("report.html.j2").render(context), cuts
+
+
+def write_report(folder: Path, *, out: Path, workspace: Workspace, vs: Path | None = None) -> WrittenReport:
+    """Write the report of the scored run in `folder` (against the BASE run `vs`, if given) to `out`,
+    atomically; return where, how large, and what was cut."""
+    with frozen_heap() as freeze:
+        inputs = read_inputs(Path(folder), workspace, vs)
+        freeze()
+        page, cuts = render(inputs)
+    data = page.encode("utf-8")
+    atomic_write_bytes(Path(out), data)
+    return WrittenReport(path=Path(out), size=len(data), items=len(inputs.items), cuts=cuts)

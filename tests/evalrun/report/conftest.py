@@ -1,0 +1,42 @@
+"""A scored run of faq@v1 whose funnel is known by hand, and a second run to compare it with."""
+
+import pytest
+
+from curate import DatasetStore
+from evalrun.records import RunSettings
+from evalrun.runner import run
+from tests.evalrun.report import systems
+from tests.support import targets
+
+LONG_ANSWER = "访问令牌已过期，需要重新登录。" * 300       # 4,500 characters: cut at 4,000
+
+
+@pytest.fixture
+def scripted_run(released, tmp_path):
+    """faq@v1 run through `systems.scripted`, with K = 1, 5:
+
+    - t-1 (zh): the gold chunks first in both layers, the first cited, a 4,500-character answer;
+    - t-2: a distractor first, then the gold: in the candidates at K = 5 (not 1), not in the context;
+    - t-3 (zh): only distractors: a retrieval miss at every K;
+    - t-4: the gold first in the candidates, the context not reported;
+    - t-5: unanswerable, refused.
+    """
+    workspace = released.workspace
+    items = {item.id: item for item in DatasetStore(workspace).items("faq")}
+    gold = {item_id: targets.GOLD[item.question] for item_id, item in items.items()}
+    distractor = targets.DISTRACTOR
+    assert distractor not in gold["t-2"] and distractor not in gold["t-3"]
+    systems.SCRIPT.clear()
+    systems.SCRIPT.update({
+        items["t-1"].question: {"candidates": gold["t-1"] + [distractor], "context": gold["t-1"],
+                                "citations": gold["t-1"][:1], "answer": LONG_ANSWER,
+                                "latency_ms": {"retrieval": 4.0, "total": 30.0}},
+        items["t-2"].question: {"candidates": [distractor] + gold["t-2"], "context": [distractor],
+                                "answer": "It goes to 30 seconds.", "latency_ms": {"retrieval": 6.0, "total": 40.0}},
+        items["t-3"].question: {"candidates": [distractor], "context": [distractor], "answer": "不知道多少次。"},
+        items["t-4"].question: {"candidates": gold["t-4"] + [distractor], "answer": "Only administrators."},
+        items["t-5"].question: {"candidates": [distractor], "context": [], "answer": None, "refused": True},
+    })
+    folder = run(workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted", out=tmp_path / "scripted",
+                 settings=RunSettings(ks=[1, 5]))
+    return released, folder
