@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import hashlib
@@ -15,7 +16,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import jsonlines
 
@@ -321,12 +322,14 @@ def loads_json(text: str | bytes) -> Any:
     return value
 
 
-def _json_lines(text: str, path: Path) -> Iterator[tuple[int, Any | InputError]]:
-    """Yield (line number, parsed value or the InputError of a bad line) for each non-blank line.
+def _json_lines(text: str | TextIO, path: Path) -> Iterator[tuple[int, Any | InputError]]:
+    """Yield (line number, parsed value or the InputError of a bad line) for each non-blank line of
+    `text` (or of a stream opened with newline="\\n").
 
     Only "\\n" ends a line: U+2028, U+2029 or U+0085 inside a value are text, as JSON has them.
     """
-    reader = jsonlines.Reader(io.StringIO(text, newline="\n"), loads=lambda line: loads_json(line.rstrip("\r\n")))
+    stream = io.StringIO(text, newline="\n") if isinstance(text, str) else text
+    reader = jsonlines.Reader(stream, loads=lambda line: loads_json(line.rstrip("\r\n")))
     number = 0
     while True:
         number += 1
@@ -368,12 +371,12 @@ def iter_json_objects(path: Path, encoding: str = "utf-8", text: str | None = No
         yield number, value
 
 
-def _csv_rows(path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line the row starts on, cells) for each non-blank CSV row; a quote left open, or text
-    after a closing quote, is an InputError naming the line the quoted field opened on and its column
-    (the csv module alone would merge the lines up to the next quote into one field)."""
-    text = read_text(path, encoding)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def _csv_rows(stream: TextIO, path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line the row starts on, cells) for each non-blank CSV row of `stream` (opened with
+    newline=""); a quote left open, or text after a closing quote, is an InputError naming the line the
+    quoted field opened on and its column (the csv module alone would merge the lines up to the next
+    quote into one field)."""
+    reader = csv.reader(stream, strict=True)
     header: list[str] | None = None
     while True:
         start = reader.line_num + 1
@@ -381,8 +384,8 @@ def _csv_rows(path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
             row = next(reader)
         except StopIteration:
             return
-        except csv.Error as exc:
-            raise _csv_error(text, start, header, str(path), exc) from None
+        except csv.Error as exc:   # the file is read whole only to say where
+            raise _csv_error(read_text(path, encoding), start, header, str(path), exc) from None
         if row:
             header = header or row
             yield start, row
@@ -443,18 +446,8 @@ def _quote_problem(rest: str, line: int) -> tuple[int, int, int | None] | None:
     return None
 
 
-def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str | None]]]:
-    """Yield (line the row starts on, row dict) for each CSV row; the header is line 1, and a cell the
-    row lacks is None. A header with a repeated or empty name, a row with more cells than the header,
-    or a quote left open is an InputError."""
-    file = str(path)
-    rows = _csv_rows(Path(path), encoding)
-    first = next(rows, None)
-    if first is None:
-        raise InputError("empty CSV file, a header row was expected", file=file, line=1)
-    if first[0] != 1:
-        raise InputError("blank line where the header row was expected", file=file, line=1)
-    header = first[1]
+def _checked_header(header: list[str], file: str) -> list[str]:
+    """Return a CSV header; an empty or repeated name is an InputError."""
     seen: set[str] = set()
     for index, name in enumerate(header):
         if not name.strip():
@@ -462,7 +455,68 @@ def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[st
         if name in seen:
             raise InputError("named twice in the header", file=file, line=1, field=name)
         seen.add(name)
+    return header
+
+
+def iter_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str | None]]]:
+    """Yield (line the row starts on, row dict) for each CSV row; the header is line 1, and a cell the
+    row lacks is None. A header with a repeated or empty name, a row with more cells than the header,
+    or a quote left open is an InputError."""
+    yield from _csv_dicts(_csv_rows(io.StringIO(read_text(path, encoding), newline=""), Path(path), encoding),
+                          str(path))
+
+
+def _csv_dicts(rows: Iterator[tuple[int, list[str]]], file: str) -> Iterator[tuple[int, dict[str, str | None]]]:
+    """Yield (line, row dict) for the rows after the header (see `iter_csv`)."""
+    first = next(rows, None)
+    if first is None:
+        raise InputError("empty CSV file, a header row was expected", file=file, line=1)
+    if first[0] != 1:
+        raise InputError("blank line where the header row was expected", file=file, line=1)
+    header = _checked_header(first[1], file)
     for line, cells in rows:
         if len(cells) > len(header):
             raise InputError(f"{len(cells) - len(header)} more cells than the header has", file=file, line=line)
         yield line, dict(zip(header, cells + [None] * (len(header) - len(cells)), strict=True))
+
+
+@contextlib.contextmanager
+def _opened(path: Path, encoding: str, newline: str) -> Iterator[TextIO]:
+    """Open a text file for streaming; a missing file, a folder, an unknown encoding or bytes that are
+    not `encoding` raise InputError naming the file (and the line, for bad bytes)."""
+    path = Path(path)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"unknown encoding '{encoding}'", file=str(path)) from None
+    name = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding   # a BOM is not text
+    try:
+        handle = open(path, encoding=name, newline=newline)
+    except FileNotFoundError:
+        raise InputError("no such file", file=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, a file was expected", file=str(path)) from None
+    with handle:
+        try:
+            yield handle
+        except UnicodeDecodeError:
+            read_text(path, encoding)   # says where, from the bytes
+            raise
+
+
+def stream_json_objects(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict | InputError]]:
+    """Yield what `iter_json_objects` yields, reading the file a line at a time (memory does not grow
+    with the file)."""
+    with _opened(path, encoding, "\n") as handle:
+        for number, value in _json_lines(handle, Path(path)):
+            if not isinstance(value, (dict, InputError)):
+                value = InputError(f"each line must be a JSON object, got {type(value).__name__}",
+                                   file=str(path), line=number)
+            yield number, value
+
+
+def stream_csv(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str | None]]]:
+    """Yield what `iter_csv` yields, reading the file a row at a time (memory does not grow with the
+    file); a bad row is located as `iter_csv` locates it."""
+    with _opened(path, encoding, "") as handle:
+        yield from _csv_dicts(_csv_rows(handle, Path(path), encoding), str(path))

@@ -44,6 +44,18 @@ api_key_env = "{judge_api_key_env}"
 [guidelines]
 # Folder holding the relevance guidelines; its content hash is the guideline version.
 path = "{guidelines}"
+
+# `curate add-failures`: which production rows are failures (the defaults; negative_feedback has a
+# few more), and the team's own personal-data patterns, masked as [NAME] (README, "The monthly
+# regression flow").
+# [failures]
+# negative_feedback = ["thumbs_down", "down", "-1", "bad", "👎", "踩", "差评"]
+# rating_at_most = 2
+# rating_scale = 5
+# failure_tags = ["wrong"]
+# failing_hints = []          # "escalated", "follow_up": count them as failures too
+# [failures.pii]
+# patterns = {{ ORDER = "ORD-[0-9]{{8}}" }}
 """
 
 DEFAULTS = {
@@ -118,6 +130,12 @@ class Workspace:
         """Return one setting of curate.toml, or `default` when it is absent or empty."""
         value = self.config().get(section, {}).get(key, default)
         return default if value == "" else value
+
+    def setting_error(self, message: str, *path: str) -> InputError:
+        """Return the InputError of a bad setting at `path` (section, key, ...), naming curate.toml,
+        the line that sets it, and the dotted key."""
+        text = self.config_path.read_text(encoding="utf-8")
+        return InputError(message, file=str(self.config_path), line=_line_of(text, path), field=".".join(path))
 
 
 def _settings(table: dict, path: tuple[str, ...] = ()):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo (`make demo`): build a workspace from the bundled examples, release v1 of each
-# dataset, re-chunk the handbook KB and carry its evidence over, release v2, and summarise.
+# dataset, re-chunk the handbook KB and carry its evidence over, release v2, add November's
+# production failures and release v3, and summarise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EX="$PWD/examples"
@@ -41,6 +42,13 @@ curate release --dataset handbook -m "Evidence remapped onto the fixed-size chun
 curate versions handbook
 curate diff handbook@v1 handbook@v2 | head -n 3
 
+echo; echo "== the monthly flow: November's production failures join the regression split"
+# (no Argilla in the demo, so no --push; with `curate annotate serve` running, --push sends the new items)
+curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11
+curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11   # again: nothing added
+curate check-leakage --dataset handbook
+curate release --dataset handbook -m "November 2026 production failures"
+
 echo; echo "== summary"
 for name in handbook@v2 cmrc2018@v1 scifact@v1; do
   curate show "$name"
@@ -58,6 +66,9 @@ WSDIR="$PWD"
 echo; echo "== evalrun show: the context's recall and the lexical answer metrics per question type"
 evalrun show runs/handbook-v2-baseline --by qtype --metric 'context/recall@5' --metric 'lexical/*'
 echo; evalrun show runs/handbook-v2-baseline --failures --attribution context_cut
+echo; echo "== the baseline's failures, promoted: questions the set already holds are counted on their items"
+evalrun export-failures runs/handbook-v2-baseline --out exports/baseline-failures.jsonl
+curate add-failures exports/baseline-failures.jsonl --dataset handbook --month 2026-12
 echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? (paired tests, Holm-corrected)"
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null

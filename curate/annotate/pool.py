@@ -1,6 +1,7 @@
-"""The candidate pool an annotator grades for one question: its labelled evidence, the top of
-BM25 retrieval over the KB, and near-miss neighbours of the evidence (chunks that read like it),
-one chunk per duplicate group, at most `pool_k`."""
+"""The candidate pool an annotator grades for one question: its labelled evidence, the chunks
+production retrieved when it failed on the question (`curate add-failures`), the top of BM25
+retrieval over the KB, and near-miss neighbours of the evidence (chunks that read like it), one
+chunk per duplicate group, at most `pool_k`."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class Candidate:
     """One chunk shown for grading, why it is there, and the grade already known for it."""
 
     chunk_id: str
-    origin: str               # "evidence", "bm25" or "near_miss"
+    origin: str               # "evidence", "retrieved" (by production), "bm25" or "near_miss"
     grade: int | None = None  # the item's current grade for this chunk, if labelled
 
 
@@ -49,6 +50,11 @@ def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8) 
                 if chunk_id in index.position:
                     add(chunk_id, "evidence", evidence.grade)
                     evidence_positions.append(index.position[chunk_id])
+        if item.production is not None:   # what production retrieved for the question it failed on: half
+            # the pool at most, as the right chunk is often one it missed (BM25 and near misses fill the rest)
+            for chunk_id in item.production.retrieved[:max(1, pool_k // 2)]:
+                if chunk_id in index.position:
+                    add(chunk_id, "retrieved")
         skip = set(evidence_positions)
         near = [p for position in evidence_positions for p in _near_misses(index, position, skip)]
         bm25 = [int(p) for p, s in zip(retrieved[row], scores[row]) if s > 0]

@@ -183,10 +183,10 @@ def _log(target, records: list) -> None:
 
 def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFAULT_STATUSES, pool_k: int = 8,
          min_submitted: int = 1, api_url: str | None = None, argilla_workspace: str = "curate",
-         argilla_dataset: str | None = None) -> PushReport:
+         argilla_dataset: str | None = None, only: set[str] | None = None) -> PushReport:
     """Send items to Argilla (datasets created on first push, one per pool size); records are keyed by
     item id, so pushing again updates them and keeps every response; a push that was interrupted
-    is completed by the next one."""
+    is completed by the next one. `only`: push just these items (those of `statuses` among them)."""
     if not 1 <= pool_k <= 50:
         raise InputError(f"must be 1 to 50 candidate slots, got {pool_k}", field="pool-k")
     if min_submitted < 1:
@@ -195,7 +195,7 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         rg = argilla_sdk()
         store = DatasetStore(workspace)
         meta, items = store.load(dataset)
-        chosen = [i for i in items if i.status in statuses]
+        chosen = [i for i in items if i.status in statuses and (only is None or i.id in only)]
         state = load_state(workspace, dataset)
         if not chosen:   # nothing is sent, and nothing recorded as pushed
             return PushReport(dataset, state.argilla.dataset if state.argilla else dataset, 0, False,

@@ -11,6 +11,9 @@ change what is asked ("女屌丝什么意思" is not "屌丝什么意思"), so i
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -196,14 +199,44 @@ class DupReport:
         return bool(self.semantic and self.semantic.degraded)
 
 
+_NUMBER = re.compile(r"(?:[a-z]+-?)?[0-9][0-9a-z.\-/:]*")
+
+
+def numbers_of(question: str) -> Counter:
+    """Return the numbers and codes of a question (digit runs with the letters and signs that hold
+    them together, in NFKC and lower case): what tells 2025's allowance from 2026's, LG-4031 from LG-4032.
+
+    >>> sorted(numbers_of("错误码 LG-4031 在２０２６年还有吗")) == sorted(numbers_of("2026年 lg4031 呢"))
+    True
+    >>> numbers_of("2025年差旅标准") == numbers_of("2026年差旅标准")
+    False
+    """
+    text = unicodedata.normalize("NFKC", question).lower()
+    return Counter(m.group().strip(".-/:").replace("-", "") for m in _NUMBER.finditer(text))
+
+
 def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], *, fuzzy_min: float = 90.0,
                            semantic: bool = True, semantic_min: float | None = None,
-                           ) -> tuple[list[Cluster], SemanticPass]:
+                           apart_numbers: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
     """Return the clusters of alike questions among `items` (rejected items left out) and the
-    semantic pass behind them; `semantic_min` None: the embedding model's own threshold."""
+    semantic pass behind them; `semantic_min` None: the embedding model's own threshold.
+
+    With `apart_numbers` (a list), a fuzzy or semantic match of two questions whose numbers or codes
+    differ (`numbers_of`: 2025 against 2026, LG-4031 against LG-4032) joins nothing and is appended
+    there instead: one character apart, they still ask different things."""
     live = [i for i in items if i.status != "rejected"]
     found = semantic_pass(workspace, [i.question for i in live], semantic=semantic, threshold=semantic_min)
     edges = question_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable)
+    if apart_numbers is not None:
+        by_id = {i.id: i for i in live}
+        kept = []
+        for edge in edges:
+            if edge.method in ("fuzzy", "semantic") and (numbers_of(by_id[edge.a].question)
+                                                         != numbers_of(by_id[edge.b].question)):
+                apart_numbers.append(edge)
+            else:
+                kept.append(edge)
+        edges = kept
     return clusters(edges, {item.id: n for n, item in enumerate(items)}), found
 
 

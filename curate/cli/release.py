@@ -7,10 +7,12 @@ import json
 import click
 
 from curate.checks.difficulty import stale_grade
+from curate.checks.difficulty.mix import DEFAULT_TARGET, apportion, mix_shift, parse_target
 from curate.cli.base import workspace_of
 from curate.cli.display import console, counts_table, table
 from curate.dataset import DatasetStore, parse_ref
 from curate.errors import IntegrityError, SchemaVersionError
+from curate.records import DIFFICULTIES
 from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
 from curate.release import diff as run_diff
 from curate.release import export as run_export
@@ -32,10 +34,36 @@ def release(ctx: click.Context, dataset: str, message: str) -> None:
     click.echo(f"released {dataset}@{manifest.version}: {manifest.items} items "
                f"(+{len(log['added'])} -{len(log['removed'])} ~{len(log['changed'])}), "
                f"sha256 {manifest.content_sha256[:16]}")
+    for line in log.get("production_failures", []):
+        click.echo(f"changelog: {line}")
+    if log.get("production_failures") or manifest.counts.get("split", {}).get("regression"):
+        _regression_mix(workspace, dataset, manifest)
     if manifest.skipped_damaged:
         skipped = ", ".join(f"{dataset}@{v}" for v in manifest.skipped_damaged)
         click.echo(f"warning: passed over damaged or missing {skipped} (`curate versions {dataset}` says why); "
                    f"{manifest.version} follows {manifest.parent_version or 'no intact release'}", err=True)
+
+
+def _regression_mix(workspace, dataset: str, manifest) -> None:
+    """Print the regression split's difficulty mix before and after this release, against the target."""
+    meta = DatasetStore(workspace).meta(dataset)
+    target = meta.checks.difficulty.target if meta.checks.difficulty else DEFAULT_TARGET
+    releases = Releases(workspace, dataset)
+    before = releases.items(manifest.parent_version) if manifest.parent_version else []
+    after = releases.items(manifest.version)
+    shift = mix_shift([i.difficulty for i in before if i.split == "regression"],
+                      [i.difficulty for i in after if i.split == "regression"], parse_target(target))
+    rows = [(manifest.parent_version or "(none)", *shift.before.values()), (manifest.version, *shift.after.values())]
+    rows.append((f"target {target}", *apportion(sum(shift.after.values()), shift.shares).values(), ""))
+    out = console()
+    out.print(f"regression split by difficulty, before and after (target {target}; ungraded: no evidence yet):")
+    out.print(table(None, ("", *DIFFICULTIES, "ungraded"), rows))
+    if shift.warning:
+        click.echo(f"warning: the regression split's mix is skewed: {shift.warning}; `curate grade --dataset {dataset} "
+                   f"--balance N` selects a balanced subset", err=True)
+    if shift.after["ungraded"]:
+        click.echo(f"note: {shift.after['ungraded']} regression items are ungraded until they have evidence "
+                   f"(label them, then `curate grade --dataset {dataset}`)", err=True)
 
 
 @click.command()

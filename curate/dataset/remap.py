@@ -1,4 +1,5 @@
-"""`curate remap`: carry evidence onto another snapshot of the same documents."""
+"""`curate remap`: carry evidence (and the chunks production retrieved for its failures) onto another
+snapshot of the same documents."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from curate.dataset.locate import Location, Locator
 from curate.dataset.store import DatasetStore
 from curate.kb import SnapshotStore
 from curate.progress import progress
-from curate.records import Evidence
+from curate.records import Chunk, Evidence
 from curate.workspace import Workspace
 
 
@@ -57,6 +58,20 @@ def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str
     return None, unheld or "its text is not in the snapshot (exact, normalised or fuzzy)"
 
 
+def carry_retrieved(chunk_ids: list[str], source: dict[str, Chunk], locator: Locator) -> list[str]:
+    """Return the chunks of the locator's snapshot that hold what production retrieved in the source
+    snapshot (by span, then by text), in order; a chunk found nowhere is dropped."""
+    carried = []
+    for chunk_id in chunk_ids:
+        chunk = source.get(chunk_id)
+        if chunk is None:
+            continue
+        found = locator.by_span(chunk.doc_id, chunk.start, chunk.end, chunk.text) if chunk.start is not None else None
+        found = found or locator.by_text(chunk.text, chunk.doc_id)
+        carried += found.chunk_ids if found is not None else []
+    return list(dict.fromkeys(carried))
+
+
 def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.0,
           dry_run: bool = False) -> RemapReport:
     """Map every evidence of `dataset` onto snapshot `kb`; unmapped evidence is kept, marked and
@@ -68,6 +83,9 @@ def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.
         target = snapshots.resolve(kb)
         locator = Locator(snapshots.chunks(target), snapshots.documents(target), min_score)
         report = RemapReport(dataset=dataset, source_snapshot=meta.kb_snapshot, target_snapshot=target)
+        retrieving = [i for i in items if i.production is not None and i.production.retrieved]
+        source = ({c.chunk_id: c for c in snapshots.chunks(meta.kb_snapshot)}
+                  if retrieving and meta.kb_snapshot and meta.kb_snapshot != target else {})
         for item in progress(items, "remapping", unit="item"):
             lost = []
             for evidence in item.evidence:
@@ -86,6 +104,9 @@ def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.
                 evidence.kb_snapshot = target
                 report.mapped[found.located_by] += 1
             item.kb_snapshot = target
+            if source and item.production is not None and item.production.retrieved:
+                # what production retrieved, carried over too: its attribution must not point at other text
+                item.production.retrieved = carry_retrieved(item.production.retrieved, source, locator)
             if lost:
                 item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
                                 by="curate remap")

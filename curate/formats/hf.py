@@ -30,6 +30,10 @@ ITEM_FEATURES = [
     ("duplicate_of", S),
     ("kb_snapshot", S), ("guideline_version", S), ("tags", ("list", S)),
     ("provenance", ("struct", [("file", S), ("line", I), ("original_id", S), ("format", S), ("extra", S)])),
+    ("production", ("struct", [("answer", S), ("retrieved", ("list", S)), ("failed_by", ("list", S)),
+                               ("hints", ("list", S)), ("run_id", S),
+                               ("asked", ("list", ("struct", [("month", S), ("batch", S), ("count", I),
+                                                              ("users", I)])))])),
     ("created_at", S), ("updated_at", S),
 ]
 

@@ -48,27 +48,29 @@ class RawItem:
         return self.names.get(name, name)
 
 
-def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
-    """Return {input field: canonical field} from `old=new` strings.
+def parse_mapping(pairs: Iterable[str], aliases: dict[str, tuple[str, ...]] = ALIASES) -> dict[str, str]:
+    """Return {input field: canonical field} from `old=new` strings, `new` a canonical field of
+    `aliases` (an item's by default) or one of its aliases.
 
     >>> parse_mapping(["q=question", "gold=reference_answer"])
     {'q': 'question', 'gold': 'reference_answer'}
     """
+    canonical = {alias: name for name, names in aliases.items() for alias in (name, *names)}
     mapping = {}
     for pair in pairs:
         old, sep, new = pair.partition("=")
         if not sep or not old or not new:
             raise InputError(f"--map expects old=new, got {pair!r}", field="map")
-        if new not in CANONICAL:
-            raise InputError(f"--map {pair}: '{new}' is not a known field ({', '.join(sorted(ALIASES))})",
+        if new not in canonical:
+            raise InputError(f"--map {pair}: '{new}' is not a known field ({', '.join(sorted(aliases))})",
                              field="map")
-        mapping[old] = CANONICAL[new]
+        mapping[old] = canonical[new]
     return mapping
 
 
-def _csv_list(value: str, name: str) -> list:
-    """Return a CSV cell as a list: a JSON array as given, else the cell split (tags, ids) or whole; a
-    JSON array holding what JSON cannot (NaN, a lone surrogate...) is a JSONValueError."""
+def csv_list(value: str, split: bool) -> list:
+    """Return a CSV cell as a list: a JSON array as given, else the cell split at ; and , (`split`: tags,
+    ids) or whole; a JSON array holding what JSON cannot (NaN, a lone surrogate...) is a JSONValueError."""
     value = value.strip()
     if not value:
         return []
@@ -79,7 +81,7 @@ def _csv_list(value: str, name: str) -> list:
             parsed = None
         if isinstance(parsed, list):
             return parsed
-    if name in ("tags", "evidence_ids"):
+    if split:
         return [part.strip() for part in value.replace(",", ";").split(";") if part.strip()]
     return [value]
 
@@ -114,7 +116,7 @@ def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: 
             else:
                 if fmt == "csv" and name in LIST_FIELDS and isinstance(value, str):
                     try:
-                        value = _csv_list(value, name)
+                        value = csv_list(value, name in ("tags", "evidence_ids"))
                     except JSONValueError as exc:
                         error = InputError(exc.message, file=file, line=line, field=key + (exc.field or ""))
                 fields[name] = value

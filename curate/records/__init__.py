@@ -7,7 +7,8 @@
 - `release`: the release manifest;
 - `judge`: the judge's cached answers;
 - `annotation`: what was pushed to Argilla;
-- `reports`: what `--report FILE` writes.
+- `reports`: what `--report FILE` writes;
+- `failures`: each batch of production failures `curate add-failures` added.
 
 Each versioned record is read back through `VersionedRecord.read` / `parse` (one reader per kind);
 a newer schema version stops with one line.
@@ -53,6 +54,8 @@ from curate.records.item import (
     Evidence,
     KeyPoint,
     Language,
+    Production,
+    ProductionAsked,
     Provenance,
     QType,
     RelevanceGrade,
@@ -61,6 +64,7 @@ from curate.records.item import (
     Status,
     StatusChange,
 )
+from curate.records.failures import FailureBatch, FailureSource, PromotedDuplicate
 from curate.records.judge import JudgeCacheEntry, TokenUsage
 from curate.records.kb import (
     Chunk,
@@ -89,9 +93,9 @@ __all__ = [
     "AnnotationCheck", "AnnotationState", "ArgillaTarget", "BalanceRecord", "CheckRecord", "Chunk", "ChunkGroup",
     "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "ConsistencyOutcome", "ConsistencyReportFile", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
     "Difficulty", "DifficultyCheck", "Document", "DuplicateCluster", "EmbeddingKeys", "DuplicateEdge", "DuplicatesCheck",
-    "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "JudgeCacheEntry", "JudgeUsage",
-    "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Provenance",
-    "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
+    "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
+    "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
+    "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
     "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -84,10 +84,33 @@ class Provenance(Record):
     extra: str | None = Field(None, description="Unrecognised input fields, as canonical JSON.")
 
 
+class ProductionAsked(Record):
+    """How often production's failing rows asked an item in one batch of logs (`curate add-failures`)."""
+
+    month: str = Field(description="The month of the logs, YYYY-MM.")
+    batch: str = Field(description="The batch that counted them (datasets/NAME/failures/BATCH.json).")
+    count: int = Field(description="Failing rows that asked it (itself, or a duplicate of it).")
+    users: int = Field(0, description="Distinct sessions or users among them (their ids are never stored).")
+
+
+class Production(Record):
+    """What production did with a question it failed on, kept so the failure can be attributed later;
+    every text is masked of personal data before it is stored."""
+
+    answer: str | None = Field(None, description="Production's answer, personal data masked.")
+    retrieved: list[str] = Field(default_factory=list,
+                                 description="Chunk ids production retrieved (those of the item's KB snapshot).")
+    failed_by: list[str] = Field(default_factory=list, description="The failure rules its row matched.")
+    hints: list[str] = Field(default_factory=list,
+                             description="Hints of failure its rows carried (escalated, follow_up): not proof.")
+    run_id: str | None = Field(None, description="The evalrun run it came from (evalrun export-failures), if any.")
+    asked: list[ProductionAsked] = Field(default_factory=list, description="Failing rows per batch, oldest first.")
+
+
 class EvalItem(VersionedRecord):
     """One evaluation question with its reference answer, key points and evidence."""
 
-    SCHEMA = 2  # 2: accepted answers, alternative evidence (any_of), evidence copies
+    SCHEMA = 3  # 2: accepted answers, alternative evidence (any_of), evidence copies; 3: production
     id: str = Field(description="Item id, unique within its dataset.")
     question: str = Field(description="The question as a user would ask it.")
     reference_answer: str | None = Field(None, description="A correct answer, if written.")
@@ -111,6 +134,9 @@ class EvalItem(VersionedRecord):
     guideline_version: str | None = Field(None, description="Version of the relevance guideline labels follow.")
     tags: list[str] = Field(default_factory=list, description="Free tags; subsets are reported per tag.")
     provenance: Provenance = Field(default_factory=Provenance, description="Where the item came from.")
+    production: Production | None = Field(
+        None, description="What production retrieved and answered, and how often its failing rows asked this "
+        "question (curate add-failures); None for an item production never failed on.")
     created_at: str = Field(default_factory=now, description="When the item was created (UTC).")
     updated_at: str = Field(default_factory=now, description="When the item last changed (UTC).")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from curate.dataset import DatasetStore, items_digest, parse_ref
 from curate.errors import CurateError, IntegrityError, NotFound
+from curate.failures.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
 from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, now
@@ -93,6 +94,14 @@ def _intact_parent(releases: Releases) -> tuple[str | None, list[EvalItem], list
     return None, [], skipped[::-1]
 
 
+def _changelog(releases: Releases, version: str) -> dict:
+    """Return the changelog of a release, {} when its manifest cannot be read (a damaged release)."""
+    try:
+        return releases.manifest(version).changelog
+    except (CurateError, OSError, ValueError):
+        return {}
+
+
 def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManifest:
     """Write the next immutable version of `dataset` and return its manifest; damaged releases are
     passed over for the parent and named in the manifest's `skipped_damaged`."""
@@ -117,6 +126,14 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             record.current = record.items_sha256 == digest if record.items_sha256 is not None else None
         parent, parent_items, skipped = _intact_parent(releases)
         changelog = changes(parent_items, chosen)
+        # the production failures added since the last release, one line a month (curate add-failures)
+        batches = FailureBatches(workspace, dataset)
+        # a release killed before it marked its batches still names them in its changelog
+        taken = {b for v in releases.versions() for b in _changelog(releases, v).get("failure_batches", [])}
+        pending = [b for b in batches.settle(draft) if b.released_in is None and b.batch not in taken]
+        if pending:
+            changelog["production_failures"] = changelog_lines(pending)
+            changelog["failure_batches"] = [b.batch for b in pending]
         if parent and not any(changelog.values()):
             raise CurateError(f"nothing changed since {dataset}@{parent}")
         version = releases.next_version()
@@ -152,6 +169,9 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             recorded = store.meta(dataset)
             recorded.releases = {**recorded.releases, version: manifest.content_sha256}
             recorded.write(store.folder(dataset) / "dataset.json")
+        for batch in pending:
+            batch.released_in = version
+            batch.write(batches.path(batch.batch))
         return manifest
 
 

@@ -16,8 +16,8 @@ def cli(workspace, debug: bool) -> None:
     """Run a RAG system over one release of an evaluation set and score every layer apart."""
 
 
-for command in (run.run_command, run.verify, run.export_run_command, show.show, compare.compare,
-                compare.history_command, report.report):
+for command in (run.run_command, run.verify, run.export_run_command, run.export_failures_command, show.show,
+                compare.compare, compare.history_command, report.report):
     cli.add_command(command)
 
 

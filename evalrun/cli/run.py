@@ -11,6 +11,7 @@ from curate import CurateError, InputError, Releases, load_release, parse_ref, w
 from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
 from evalrun.runner import run
+from evalrun.scoring.failures import ATTRIBUTIONS, export_failures
 from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
@@ -115,3 +116,23 @@ def export_run_command(ctx: click.Context, run_folder: Path, layer: str, out: Pa
     groups/ qrels, so trec_eval or ranx give evalrun's values."""
     counts = export_run(workspace_of(ctx, command_workspace), run_folder, out, layer=layer, chunks=chunks)
     click.echo(f"wrote {out}: " + ", ".join(f"{n} {what}" for what, n in counts.items()), err=True)
+
+
+@click.command("export-failures")
+@click.argument("run_folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="The log file (JSONL); default: "
+              "standard output.")
+@click.option("--attribution", "attributions", multiple=True, type=click.Choice(ATTRIBUTIONS),
+              help="Export items failed this way (repeat; default: every attribution).")
+@WORKSPACE
+@click.pass_context
+def export_failures_command(ctx: click.Context, run_folder: Path, out: Path | None, attributions: tuple[str, ...],
+                            command_workspace: Path | None) -> None:
+    """Write a scored run's failed items as a production log `curate add-failures` reads (question, answer,
+    retrieved chunk ids, tag `wrong` and the attributions, run id); items already in the dataset count as
+    duplicates there."""
+    data, rows = export_failures(workspace_of(ctx, command_workspace), run_folder, out,
+                                 attributions=attributions or ATTRIBUTIONS)
+    if out is None:
+        click.echo(data.decode("utf-8"), nl=False)
+    click.echo(f"{rows} failed items" + (f" written to {out}" if out else ""), err=True)

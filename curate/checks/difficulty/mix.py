@@ -12,6 +12,9 @@ from fractions import Fraction
 from curate.errors import InputError
 from curate.records import DIFFICULTIES
 
+DEFAULT_TARGET = "2:5:3"   # easy:medium:hard, what `curate grade` aims at unless told otherwise
+
+
 def parse_target(text: str) -> dict[str, Fraction]:
     """Return the easy, medium and hard shares of a mix written 'EASY:MEDIUM:HARD'.
 
@@ -106,3 +109,54 @@ def select_balanced(pool: Sequence[tuple[str, str]], size: int,
     if len(chosen) < size:
         missing.append(f"the pool holds {len(pool)} measured items, {size} asked")
     return set(chosen), target, missing
+
+
+TOLERANCE = Fraction(1, 10)
+
+
+@dataclass
+class MixShift:
+    """The difficulty mix of one split before and after a change, beside the target."""
+
+    before: dict[str, int]       # per difficulty, and "ungraded" (no difficulty yet: no evidence)
+    after: dict[str, int]
+    shares: dict[str, Fraction]  # the target
+    warning: str | None          # set when the change moved the graded mix away from the target
+
+
+def _counted(levels: Sequence[str | None]) -> dict[str, int]:
+    counted = Counter(level or "ungraded" for level in levels)
+    return {d: counted[d] for d in (*DIFFICULTIES, "ungraded")}
+
+
+def _off(counts: Mapping[str, int], shares: Mapping[str, Fraction]) -> tuple[Fraction, str | None]:
+    """Return how far the graded items' mix is from the target (the largest gap of one level) and that level."""
+    graded = sum(counts[d] for d in DIFFICULTIES)
+    if not graded:
+        return Fraction(0), None
+    gaps = {d: abs(Fraction(counts[d], graded) - shares[d]) for d in DIFFICULTIES}
+    worst = max(gaps, key=gaps.get)
+    return gaps[worst], worst
+
+
+def mix_shift(before: Sequence[str | None], after: Sequence[str | None], shares: Mapping[str, Fraction],
+              tolerance: Fraction = TOLERANCE) -> MixShift:
+    """Return the mix of a split's difficulty levels (None: ungraded) before and after a change, with a
+    warning when the graded mix is off the target by more than `tolerance` in some level and further
+    off than before; ungraded items are counted, never dropped.
+
+    >>> shift = mix_shift(["easy", "medium", "medium", "hard"], ["easy"] * 4 + ["medium", "medium", "hard", None],
+    ...                   parse_target("2:5:3"))
+    >>> shift.after, shift.warning
+    ({'easy': 4, 'medium': 2, 'hard': 1, 'ungraded': 1}, 'easy is 57% of the graded items (target 20%), was 25%')
+    """
+    old, new = _counted(before), _counted(after)
+    was, _ = _off(old, shares)
+    now, level = _off(new, shares)
+    warning = None
+    if level is not None and now > tolerance and now > was:
+        graded = {name: sum(c[d] for d in DIFFICULTIES) for name, c in (("old", old), ("new", new))}
+        share = lambda c, n: f"{float(Fraction(c[level], n)):.0%}" if n else "none graded"  # noqa: E731
+        warning = (f"{level} is {share(new, graded['new'])} of the graded items (target {float(shares[level]):.0%}), "
+                   f"was {share(old, graded['old'])}")
+    return MixShift(old, new, dict(shares), warning)

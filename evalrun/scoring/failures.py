@@ -1,0 +1,63 @@
+"""The failed items of a scored run as a production log `curate add-failures` reads, so that the
+failures of a run over, say, a production replay can be promoted into the regression split.
+
+An item failed when its attribution names one of `attributions` (every one by default: target_failed,
+retrieval_miss, context_cut, generation_miss, hallucination, false_refusal, false_answer). Each row
+holds the question, the system's answer, the chunk ids it retrieved (its candidates), the tag `wrong`
+(which add-failures' default rules take as a failure) beside the attributions saying why, the run,
+and the item id as the row id. No timestamp: the month is the one add-failures is given.
+
+An item already in the dataset the run was over comes back as its own question: add-failures finds it
+an exact duplicate and counts it on that item (how often it failed), never adds it twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curate import CurateError, InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
+from evalrun.records import read_run, trace_from
+
+ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
+                "false_refusal", "false_answer")
+FAILURE_TAG = "wrong"
+
+
+def failure_rows(workspace: Workspace, folder: Path, *, attributions: tuple[str, ...] = ATTRIBUTIONS) -> list[dict]:
+    """Return one log row per failed item of a scored run (see the module docstring), in release order."""
+    if unknown := sorted(set(attributions) - set(ATTRIBUTIONS)):
+        raise InputError(f"unknown attribution {unknown[0]!r} ({', '.join(ATTRIBUTIONS)})", field="attribution")
+    run = read_run(folder)
+    if run.scores is None:
+        raise CurateError(f"{folder} has not been scored yet (no scores.jsonl): `evalrun run --resume --out {folder}`")
+    manifest = run.manifest
+    _, items = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
+    scores = {s.item_id: s for s in run.scores}
+    run_id = f"{manifest.ref}:{Path(folder).resolve().name}"
+    rows = []
+    for item in items:
+        score = scores.get(item.id)
+        why = [a for a in (score.attribution if score else []) if a in attributions]
+        if not why:
+            continue
+        record = run.traces.get(item.id)
+        answer, retrieved = None, []
+        if record is not None and record.error is None:
+            try:
+                trace = trace_from(record.trace, item_id=item.id, question=item.question)
+                answer, retrieved = trace.answer, [c.chunk_id for c in trace.candidates]
+            except CurateError:   # a trace it could not score: the failure is still one
+                pass
+        rows.append({"id": item.id, "question": item.question, "answer": answer, "retrieved_ids": retrieved,
+                     "tags": [FAILURE_TAG, *why], "run_id": run_id})
+    return rows
+
+
+def export_failures(workspace: Workspace, folder: Path, out: Path | None, *,
+                    attributions: tuple[str, ...] = ATTRIBUTIONS) -> tuple[bytes, int]:
+    """Write `failure_rows` as JSONL to `out` atomically (None: return it only); return (the JSONL, rows)."""
+    rows = failure_rows(workspace, folder, attributions=attributions)
+    data = jsonl_bytes(rows)
+    if out is not None:
+        atomic_write_bytes(workspace.refuse_state(Path(out)), data)
+    return data, len(rows)

@@ -1,0 +1,29 @@
+"""evalrun export-failures: a run's failed items as a production log that curate add-failures reads back,
+counting each on its own item (they are the dataset's questions)."""
+
+import json
+
+from click.testing import CliRunner
+
+from curate.dataset import DatasetStore
+from curate.failures.batches import FailureBatches
+from evalrun.cli.main import cli as evalrun_cli
+from evalrun.runner import run
+from evalrun.scoring.failures import failure_rows
+
+
+def test_export_failures_round_trip_counts_run_failures_on_their_items(released, tmp_path):
+    workspace = released.workspace
+    folder = run(workspace, ref="faq@v1", target="tests.support.targets:cut", out=tmp_path / "run")
+    rows = failure_rows(workspace, folder)
+    assert rows and all(r["tags"][0] == "wrong" and r["run_id"] == f"faq@v1:{folder.name}" for r in rows)
+    out = tmp_path / "failures.jsonl"
+    done = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["--workspace", str(workspace.root), "export-failures",
+                                                            str(folder), "--out", str(out)])
+    assert done.exit_code == 0, done.stderr
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == rows
+    released("add-failures", out, "--dataset", "faq", "--month", "2026-12")
+    batch = FailureBatches(workspace, "faq").all()[0]
+    assert batch.counts["added"] == 0 and batch.duplicates == {"exact": len(rows)}   # the run's own items
+    items = {i.id: i for i in DatasetStore(workspace).items("faq")}
+    assert {r["id"] for r in rows} == {i for i, item in items.items() if item.production}
