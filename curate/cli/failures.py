@@ -45,6 +45,8 @@ def add_failures_command(ctx: click.Context, logs: tuple[Path, ...], dataset: st
                    f"nothing added")
         return
     report_skipped(report.skipped)
+    for note in report.notes:
+        click.echo(f"warning: {note}", err=True)
     if report.semantic and report.semantic.note:
         click.echo(report.semantic.note + " (this batch is not semantically deduplicated)", err=True)
     counts = batch.counts

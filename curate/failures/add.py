@@ -70,6 +70,7 @@ class FailureReport:
     skipped: list[InputError] = field(default_factory=list)   # bad rows left out (--skip-invalid)
     questions: dict[str, str] = field(default_factory=dict)   # item id -> question (masked), for the output
     pushed: PushReport | None = None
+    notes: list[str] = field(default_factory=list)            # what the output must say before any number
 
 
 @dataclass
@@ -228,11 +229,14 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
         batches = FailureBatches(workspace, dataset)
         done = batches.settle(items)
         hashes = sorted(s.sha256 for s in sources)
-        same = next((b for b in done if b.month == month and sorted(s.sha256 for s in b.sources) == hashes), None)
+        # The same logs read with the same rules and field names add nothing; read otherwise (a --map
+        # forgotten the first time), they are read again, and rows already counted stay counted once.
+        same = next((b for b in done if b.month == month and sorted(s.sha256 for s in b.sources) == hashes
+                     and b.rules == rules.record() and b.mapping == names), None)
         if same is not None:
             return FailureReport(same, already=True)
         batch = FailureBatch(batch=batches.next_id(month, done), month=month, state="pending", sources=sources,
-                             rules=rules.record())
+                             rules=rules.record(), mapping=dict(names))
         index = KBIndex.open(workspace, snapshot_id)
         key = batches.key()
         seen = {r for b in done for r in b.rows}
@@ -240,7 +244,9 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
         reader = _Reader(scrubber, index, key, month, batch.batch, snapshot_id)
         counts, by_rule, by_hint, unnamed = Counter(), Counter(), Counter(), Counter()
         errors: list[InputError] = []
+        silent: list[str] = []   # logs none of whose rows has a field the rules read
         for path, source in zip(logs, sources):
+            rows_before, signals = counts["rows"], 0
             for row in progress(read_log(path, names, encoding), f"reading {path.name}", unit="line",
                                 total=source.lines):
                 counts["rows"] += 1
@@ -248,6 +254,7 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
                     if isinstance(row, InputError):
                         raise row
                     by_hint.update(row.hints)
+                    signals += bool(row.feedback is not None or row.rating is not None or row.tags or row.hints)
                     if row.rating is not None and row.rating > rules.rating_scale:
                         raise row.error(f"is {row.rating:g}, above the rating_scale ({rules.rating_scale:g}) of "
                                         f"[failures] in curate.toml", "rating")
@@ -272,9 +279,13 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
                     counts["invalid_rows"] += 1
                     if len(errors) < MAX_ERRORS:
                         errors.append(exc)
+            if counts["rows"] > rows_before and not signals:
+                silent.append(path.name)
         if errors and not skip_invalid:
             raise InvalidRecords(errors)
         report = FailureReport(batch, skipped=errors)
+        report.notes += [f"no row of {name} has feedback, a rating, tags, escalated or follow_up: no rule could "
+                         f"find a failure in it (are its fields named otherwise? --map OLD=NEW)" for name in silent]
         entries = list(reader.questions.values())
         taken = {i.id for i in items}
         for entry in entries:
@@ -326,7 +337,7 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
         counts.update({
             "added": len(batch.added), "leaks": len(batch.leaked), "duplicates": sum(duplicates.values()),
             "failing_questions": len(entries), "personal_data_masked": sum(scrubber.counts.values()),
-            "unknown_chunk_ids": reader.unknown_chunks, "numbers_differ": len(batch.numbers_differ), "regression_before": len(regression),
+            "unknown_chunk_ids": reader.unknown_chunks, "logs_without_rule_fields": len(silent), "numbers_differ": len(batch.numbers_differ), "regression_before": len(regression),
             "regression_after": len(regression) + len(batch.added),
             "semantically_deduplicated": int(used.vectors is not None and not used.degraded)})
         batch.counts = dict(counts)

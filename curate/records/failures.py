@@ -44,6 +44,8 @@ class FailureBatch(VersionedRecord):
     at: str = Field(default_factory=now, description="When it ran (UTC).")
     sources: list[FailureSource] = Field(default_factory=list, description="The logs read.")
     rules: dict[str, Any] = Field(default_factory=dict, description="The failure rules and hints it ran with.")
+    mapping: dict[str, str] = Field(default_factory=dict, description="The log's field names it read as which "
+                                    "(--map): the same logs read otherwise are read again.")
     counts: dict[str, int] = Field(default_factory=dict, description="Rows read, failures, added, duplicates, "
                                    "leaks, skipped rows... every number the command printed.")
     by_rule: dict[str, int] = Field(default_factory=dict, description="Failing rows per rule that matched.")

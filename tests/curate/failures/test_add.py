@@ -252,3 +252,16 @@ def test_feedback_no_rule_names_is_reported_masked_and_a_rating_off_the_scale_is
     ten = write_log(tmp_path / "ten.jsonl", [{"question": "LG-4090 是什么？", "rating": 8}], month="2026-12")
     result = curate("add-failures", ten, "--dataset", "faq", "--month", "2026-12", code=2)
     assert "ten.jsonl:1: field 'rating': is 8, above the rating_scale (5) of [failures] in curate.toml" in result.stderr
+
+
+def test_a_log_whose_fields_no_rule_reads_is_a_warning_not_a_quiet_zero(production, tmp_path):
+    curate, _ = production
+    log = tmp_path / "other-names.csv"
+    log.write_text("user_question,thumb\nLG-4031 是什么意思？,down\n", encoding="utf-8")
+    result = curate("add-failures", log, "--dataset", "faq", "--month", "2026-11")
+    assert ("warning: no row of other-names.csv has feedback, a rating, tags, escalated or follow_up: no rule could "
+            "find a failure in it") in " ".join(result.stderr.split())
+    assert FailureBatches(curate.workspace, "faq").all()[0].counts["logs_without_rule_fields"] == 1
+    mapped = curate("add-failures", log, "--dataset", "faq", "--month", "2026-11", "--map", "user_question=question",
+                    "--map", "thumb=feedback")
+    assert "warning" not in mapped.stderr and "1 failing rows" in mapped.stdout
