@@ -155,3 +155,20 @@ def test_the_page_is_chinese_when_most_items_are():
         return EvalItem(id=f"i{n}", question="?", language=language, source="human")
     assert page_language([item(1, "zh"), item(2, "zh"), item(3, "en")]) == "zh"
     assert page_language([item(1, "zh"), item(2, "en")]) == "en"
+
+
+def test_markup_in_questions_tags_and_answers_is_text_never_markup(scripted_run):
+    from evalrun.report.render import render
+    curate, folder = scripted_run
+    inputs = read_inputs(folder, curate.workspace)
+    hostile = "</svg></script><script>alert(1)</script><img src=x onerror=alert(2)>"
+    inputs.items[0].question = hostile
+    inputs.items[0].tags = [hostile]
+    summary = inputs.run.summary
+    summary.metrics[f"tag={hostile}"] = summary.metrics["all"]
+    summary.attribution[hostile] = 1
+    page, _ = render(inputs)
+    assert "<script>alert(1)" not in page and "<img src=x" not in page
+    assert page.count("<script") == 2            # the items' data and the page's own script, nothing else
+    document = unpacked(page)
+    assert document["items"][0]["q"] == hostile   # the text itself is kept, as text
