@@ -11,7 +11,7 @@ import click
 
 from curate import EXIT_FINDINGS, WorkspaceError, console, table, workspace_of
 from evalrun.cli.run import WORKSPACE
-from evalrun.cli.show import _fmt as format_summary
+from evalrun.views import format_summary
 from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import (
     ALPHA,

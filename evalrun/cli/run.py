@@ -11,7 +11,8 @@ from curate import CurateError, InputError, Releases, load_release, parse_ref, w
 from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
 from evalrun.runner import run
-from evalrun.scoring.failures import ATTRIBUTIONS, export_failures
+from evalrun.scoring.failures import export_failures
+from evalrun.views import ATTRIBUTIONS
 from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),

@@ -10,30 +10,11 @@ from pathlib import Path
 import click
 
 from curate import InputError, NotFound, console, table
-from evalrun.records import MetricSummary, RunSummary, read_run
+from evalrun.records import RunSummary, read_run
+from evalrun.views import ATTRIBUTIONS, INTERVALS, format_summary, other_names, retrieval_names
 
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
-ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
-                "false_refusal", "false_answer")
-INTERVALS = ("95% CI: a percentile bootstrap over resamples shared by a subset's metrics; W: a Wilson interval "
-             "(0/1 values on fewer than 100 items, or all equal)")
-OTHER = ("context/key_point_coverage", "lexical/", "generation/", "unanswerable/", "success")
 
-
-def _fmt(summary: MetricSummary | None) -> tuple:
-    """Return (mean, 95% CI, n) as printed: n says how many failed and how many are unscored."""
-    if not summary:
-        return ("", "", "")
-    unscored = sum(summary.unscored.values())
-    notes = [f"{summary.failed} failed"] if summary.failed else []
-    if unscored:
-        notes.append(f"+{unscored} unscored")
-    n = f"{summary.n}" + (f" ({', '.join(notes)})" if notes else "")
-    if summary.mean is None:
-        return ("unscored", "", n)
-    ci = summary.ci95
-    mark = " W" if summary.ci_method == "wilson" else ""
-    return (f"{summary.mean:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]{mark}" if ci else "", n)
 
 
 def _scored(folder: Path):
@@ -42,18 +23,6 @@ def _scored(folder: Path):
     if run.summary is None or run.scores is None:
         raise NotFound(f"{folder} has not been scored yet (no summary.json): `evalrun run --resume --out {folder}`")
     return run
-
-
-def _retrieval_names(metrics: dict[str, MetricSummary]) -> list[str]:
-    """Return the retrieval metric names (without the layer) in display order: by metric, then K."""
-    names = {n.split("/", 1)[1] for n in metrics if n.startswith(("candidates/", "context/"))
-             and "@" in n}
-    return sorted(names, key=lambda n: (n.split("@")[0], int(n.split("@")[1])))
-
-
-def _other_names(metrics: dict[str, MetricSummary]) -> list[str]:
-    """Return the non-retrieval metric names in display order."""
-    return [n for prefix in OTHER for n in sorted(metrics) if n.startswith(prefix) or n == prefix]
 
 
 def _headline(summary: RunSummary) -> list[str]:
@@ -95,14 +64,14 @@ def print_summary(folder: Path) -> None:
         out.print(line)
     overall = summary.metrics.get("all", {})
     rows = []
-    for name in _retrieval_names(overall):
+    for name in retrieval_names(overall):
         loss = summary.context_loss.get(name)
-        rows.append((name, *_fmt(overall.get(f"candidates/{name}")), *_fmt(overall.get(f"context/{name}")),
+        rows.append((name, *format_summary(overall.get(f"candidates/{name}")), *format_summary(overall.get(f"context/{name}")),
                      "" if loss is None else f"{loss:+.3f}"))
     out.print(table("retrieval (answerable items)", ("metric", "candidates", "95% CI", "n", "context", "95% CI", "n",
                                                      "lost"), rows))
     out.print(table("other measures (lexical/: string match, no judge)", ("metric", "mean", "95% CI", "n"),
-                    [(name, *_fmt(overall[name])) for name in _other_names(overall)]))
+                    [(name, *format_summary(overall[name])) for name in other_names(overall)]))
     out.print(INTERVALS)
     e2e = summary.end_to_end
     if e2e.latency_ms:
@@ -134,8 +103,8 @@ def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
         have = sorted({label.split("=", 1)[0] for label in summary.metrics if "=" in label})
         raise InputError(f"this run has no subsets by {field} (it has: {', '.join(have) or 'none'})", field="by")
     overall = summary.metrics.get("all", {})
-    names = ([f"{layer}/{n}" for n in _retrieval_names(overall) for layer in ("candidates", "context")]
-             + _other_names(overall))
+    names = ([f"{layer}/{n}" for n in retrieval_names(overall) for layer in ("candidates", "context")]
+             + other_names(overall))
     if metrics:
         for pattern in metrics:
             if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
@@ -144,8 +113,8 @@ def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in metrics)]
     rows = []
     for name in names:
-        rows.append((name, "all", *_fmt(overall.get(name))))
-        rows.extend((name, label.split("=", 1)[1], *_fmt(summary.metrics[label].get(name)))
+        rows.append((name, "all", *format_summary(overall.get(name))))
+        rows.extend((name, label.split("=", 1)[1], *format_summary(summary.metrics[label].get(name)))
                     for label in labels if name in summary.metrics[label])
     out = console()
     for line in _headline(summary):

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from curate import progress
-from evalrun.cli.show import ATTRIBUTIONS
+from evalrun.views import ATTRIBUTIONS
 from evalrun.report.gather import ReportInputs, cited_ids
 from evalrun.scoring.summary import SUBSET_FIELDS
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 
 from curate import Workspace, atomic_write_bytes
-from evalrun.cli.show import INTERVALS, _fmt, _other_names, _retrieval_names
+from evalrun.views import INTERVALS, format_summary, other_names, retrieval_names
 from evalrun.report import charts
 from evalrun.report.gather import (
     ReportInputs,
@@ -91,7 +91,7 @@ def _subsets(inputs: ReportInputs, metric: str) -> list[dict]:
                                                 if m in summary.metrics[label]), default=0))
         if not labels:
             continue
-        rows = [(label.split("=", 1)[1], [_fmt(summary.metrics[label].get(m)) for m in chosen]) for label in labels]
+        rows = [(label.split("=", 1)[1], [format_summary(summary.metrics[label].get(m)) for m in chosen]) for label in labels]
         drawn = labels[:MAX_TAGS]
         series = {m: [(summary.metrics[label][m].mean, summary.metrics[label][m].ci95) if m in summary.metrics[label]
                        else (None, None) for label in drawn] for m in chosen}
@@ -116,7 +116,7 @@ def _cards(inputs: ReportInputs, metric: str) -> list[dict]:
                         ("unanswerable: refused", "unanswerable/correct_refusal")):
         if name not in overall:
             continue
-        value, ci, n = _fmt(overall[name])
+        value, ci, n = format_summary(overall[name])
         cards.append({"label": label, "metric": name, "value": value, "ci": ci, "n": f"n = {n}"})
     total = summary.end_to_end.latency_ms.get("total")
     if total:
@@ -151,12 +151,12 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
     metric = headline_metric(inputs)
     document, cuts = item_payload(inputs)
     unknown_texts = sum(text is None for text in document["chunks"]["text"])
-    retrieval = [(name, _fmt(overall.get(f"candidates/{name}")), _fmt(overall.get(f"context/{name}")),
-                  summary.context_loss.get(name)) for name in _retrieval_names(overall)]
+    retrieval = [(name, format_summary(overall.get(f"candidates/{name}")), format_summary(overall.get(f"context/{name}")),
+                  summary.context_loss.get(name)) for name in retrieval_names(overall)]
     found = funnels(inputs)
     context = {
         "lang": page_language(inputs.items), "manifest": manifest, "summary": summary, "intervals": INTERVALS,
-        "retrieval": retrieval, "other": [(name, _fmt(overall[name])) for name in _other_names(overall)],
+        "retrieval": retrieval, "other": [(name, format_summary(overall[name])) for name in other_names(overall)],
         "cards": _cards(inputs, metric), "funnels": found, "funnel_chart": charts.funnel_chart(found), "subsets": _subsets(inputs, metric),
         "attribution_chart": charts.count_chart(summary.attribution, "items"),
         "latency_chart": charts.latency_chart(_latencies(inputs)), "unscored": unscored_reasons(inputs),

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from curate import CurateError, InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
 from evalrun.records import read_run, trace_from
+from evalrun.views import ATTRIBUTIONS
 
-ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
-                "false_refusal", "false_answer")
 FAILURE_TAG = "wrong"
 
 

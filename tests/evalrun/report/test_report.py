@@ -110,7 +110,7 @@ def test_with_vs_the_rows_and_flips_are_those_of_compare(scripted_run, tmp_path)
 
 
 def test_the_headline_cards_are_the_summary_s_numbers_with_interval_and_n(scripted_run, tmp_path):
-    from evalrun.cli.show import _fmt
+    from evalrun.views import format_summary
     curate, folder = scripted_run
     out = tmp_path / "r.html"
     write_report(folder, out=out, workspace=curate.workspace)
@@ -119,7 +119,7 @@ def test_the_headline_cards_are_the_summary_s_numbers_with_interval_and_n(script
     cards = cards[:cards.index("</div></div>\n") + 12]
     overall = scored_run(folder).summary.metrics["all"]
     for label, metric in (("candidates recall@5", "candidates/recall@5"), ("context recall@5", "context/recall@5")):
-        value, ci, n = _fmt(overall[metric])
+        value, ci, n = format_summary(overall[metric])
         assert (f'<div class="label">{label}</div><div class="value">{value}</div><div class="ci">{ci}</div>'
                 f'<div class="n">n = {n}</div>') in cards
     assert '<div class="value unscored">unscored</div>' in cards     # no judge here: correctness is unscored, not 0
