@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -73,8 +73,10 @@ class Console:
 
 
 @contextlib.contextmanager
-def annotator_page(base_url: str, width: int = 1400, height: int = 1000) -> Iterator[tuple[object, Console]]:
-    """Yield (a Playwright page in a fresh headless Chromium profile, its console errors)."""
+def chromium_page(width: int = 1400, height: int = 1000, base_url: str | None = None,
+                  routes: Sequence[tuple[str, Callable]] = ()) -> Iterator[tuple[object, Console]]:
+    """Yield (a Playwright page in a fresh headless Chromium profile, its console errors); `routes`:
+    (URL glob, handler) pairs installed on the browser context before the page opens."""
     from playwright.sync_api import sync_playwright
 
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
@@ -82,10 +84,8 @@ def annotator_page(base_url: str, width: int = 1400, height: int = 1000) -> Iter
         context = driver.chromium.launch_persistent_context(
             profile, executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True,
             viewport={"width": width, "height": height}, locale="en-US", base_url=base_url)
-        # Google Fonts cannot be reached here; an empty stylesheet keeps pages from waiting on it.
-        context.route("https://fonts.googleapis.com/**",
-                      lambda route: route.fulfill(status=200, content_type="text/css", body=""))
-        context.route("https://fonts.gstatic.com/**", lambda route: route.abort())
+        for pattern, handler in routes:
+            context.route(pattern, handler)
         console = Console()
         page = context.new_page()
         page.set_default_timeout(15_000)
@@ -95,6 +95,14 @@ def annotator_page(base_url: str, width: int = 1400, height: int = 1000) -> Iter
             yield page, console
         finally:
             context.close()
+
+
+def annotator_page(base_url: str, width: int = 1400, height: int = 1000):
+    """Return `chromium_page` for Argilla's web UI at `base_url`: Google Fonts cannot be reached here,
+    so an empty stylesheet keeps its pages from waiting on it."""
+    return chromium_page(width, height, base_url, routes=[
+        ("https://fonts.googleapis.com/**", lambda route: route.fulfill(status=200, content_type="text/css", body="")),
+        ("https://fonts.gstatic.com/**", lambda route: route.abort())])
 
 
 class ArgillaUI:

@@ -5,11 +5,10 @@ marked, Chinese is drawn with a CJK font, and the screenshot is not blank."""
 from __future__ import annotations
 
 import contextlib
-import tempfile
 
 import pytest
 
-from tests.support.browser import CHROMIUM_ARGS, ArgillaUI, Console, blank_screenshot, chromium_path, require_browser
+from tests.support.browser import ArgillaUI, blank_screenshot, chromium_page, require_browser
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +16,6 @@ pytestmark = pytest.mark.browser
 @contextlib.contextmanager
 def offline_page(url: str):
     """Yield (a page where every request but `url` itself is refused and recorded, its console, the refused)."""
-    from playwright.sync_api import sync_playwright
     refused: list[str] = []
 
     def route(request_route):
@@ -27,20 +25,8 @@ def offline_page(url: str):
             refused.append(request_route.request.url)
             request_route.abort()
 
-    with tempfile.TemporaryDirectory(prefix="evalrun-chromium-") as profile, sync_playwright() as driver:
-        context = driver.chromium.launch_persistent_context(profile, executable_path=chromium_path(),
-                                                            args=CHROMIUM_ARGS, headless=True,
-                                                            viewport={"width": 1300, "height": 900})
-        context.route("**/*", route)
-        console = Console()
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.on("console", console.add)
-        page.on("pageerror", lambda error: console.errors.append(f"uncaught: {error}"))
-        try:
-            yield page, console, refused
-        finally:
-            context.close()
+    with chromium_page(1300, 900, routes=[("**/*", route)]) as (page, console):
+        yield page, console, refused
 
 
 def test_the_report_works_offline_in_chromium(scripted_run, tmp_path):
