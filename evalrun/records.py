@@ -348,3 +348,11 @@ def read_run(folder: Path) -> Run:
     if (folder / SUMMARY).exists():
         run.summary = RunSummary.read(folder / SUMMARY)
     return run
+
+
+def scored_run(folder: Path) -> Run:
+    """Return the scored run in `folder`; one that is not scored yet is one line."""
+    run = read_run(folder)
+    if run.summary is None or run.scores is None:
+        raise NotFound(f"{folder} has not been scored yet (no summary.json): `evalrun run --resume --out {folder}`")
+    return run

@@ -9,20 +9,12 @@ from pathlib import Path
 
 import click
 
-from curate import InputError, NotFound, console, table
-from evalrun.records import RunSummary, read_run
+from curate import InputError, console, table
+from evalrun.records import RunSummary, scored_run
 from evalrun.views import ATTRIBUTIONS, INTERVALS, format_summary, other_names, retrieval_names
 
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
 
-
-
-def _scored(folder: Path):
-    """Return the run in `folder`, which must have been scored."""
-    run = read_run(folder)
-    if run.summary is None or run.scores is None:
-        raise NotFound(f"{folder} has not been scored yet (no summary.json): `evalrun run --resume --out {folder}`")
-    return run
 
 
 def _headline(summary: RunSummary) -> list[str]:
@@ -58,7 +50,7 @@ def _excluded(summary: RunSummary) -> bool:
 
 def print_summary(folder: Path) -> None:
     """Print the summary: what was unscored comes first, then the layers."""
-    summary = _scored(folder).summary
+    summary = scored_run(folder).summary
     out = console()
     for line in _headline(summary):
         out.print(line)
@@ -97,7 +89,7 @@ def print_summary(folder: Path) -> None:
 def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
     """Print every metric (or those matching one of the globs `metrics`) per subset of `field`, beside
     all items."""
-    summary = _scored(folder).summary
+    summary = scored_run(folder).summary
     labels = [label for label in summary.metrics if label.split("=", 1)[0] == field]
     if not labels:
         have = sorted({label.split("=", 1)[0] for label in summary.metrics if "=" in label})
@@ -130,7 +122,7 @@ def print_failures(folder: Path, attribution: str | None = None) -> None:
         raise InputError(f"unknown attribution {attribution!r}" + (f" (did you mean {close[0]}?)" if close else "")
                          + f"; one of {', '.join(ATTRIBUTIONS)}", field="attribution")
     rows = [(row.item_id, ", ".join(row.attribution), "; ".join(([row.apart] if row.apart else []) + row.problems)[:100])
-            for row in _scored(folder).scores
+            for row in scored_run(folder).scores
             if (attribution in row.attribution if attribution else row.attribution or row.problems or row.apart)]
     title = f"{len(rows)} items " + (f"with {attribution}" if attribution else "with failures")
     console().print(table(title, ("item", "attribution", "problems"), rows))
@@ -154,7 +146,7 @@ def show(run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: b
     if metrics and not by:
         raise InputError("--metric filters --by: pass both", field="metric")
     if as_json:
-        click.echo(_scored(run_folder).summary.model_dump_json(indent=2))
+        click.echo(scored_run(run_folder).summary.model_dump_json(indent=2))
     elif failures:
         print_failures(run_folder, attribution)
     elif by:

@@ -29,7 +29,7 @@ from curate import (
 from evalrun.compare.comparable import Comparability, check_comparable
 from evalrun.compare.flips import FlipCount, ItemFlip, flip_counts, item_flips, unstable_items
 from evalrun.compare.stats import RESAMPLES, bh, compare_paired, holm
-from evalrun.records import Run, read_run
+from evalrun.records import Run, scored_run
 from evalrun.scoring.summary import subsets_of
 
 ALPHA = 0.05
@@ -103,14 +103,6 @@ class Comparison(Record):
     def row(self, metric: str, subset: str = "all") -> CompareRow | None:
         """Return the row of one metric on one subset, if it was compared."""
         return next((r for r in self.rows if r.metric == metric and r.subset == subset), None)
-
-
-def scored_run(folder: Path) -> Run:
-    """Return the scored run in `folder`; one that is not scored yet is one line."""
-    run = read_run(folder)
-    if run.summary is None or run.scores is None:
-        raise NotFound(f"{folder} has not been scored yet (no summary.json): `evalrun run --resume --out {folder}`")
-    return run
 
 
 def release_items(workspace: Workspace | None, run: Run) -> list[EvalItem] | None:

@@ -34,9 +34,9 @@ from curate import (
     retrieval_qrels,
 )
 from evalrun.compare.comparable import check_comparable
-from evalrun.compare.comparison import Comparison, compare_runs, scored_run
-from evalrun.records import ItemScores, Run, Trace, trace_from
-from evalrun.scoring.score import layer_ids
+from evalrun.compare.comparison import Comparison, compare_runs
+from evalrun.records import ItemScores, Run, Trace, scored_run
+from evalrun.scoring.score import layer_ids, read_trace
 
 
 class ReportError(InputError):
@@ -112,12 +112,9 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     by_id = {item.id: item for item in items}
     for item_id, record in run.traces.items():
         item = by_id.get(item_id)
-        if item is None or record.error is not None:
-            continue
-        try:
-            traces[item_id] = trace_from(record.trace, item_id=item_id, question=item.question)
-        except InputError:
-            continue   # the item's scores say why it failed
+        trace = read_trace(record, item)[0] if item is not None else None
+        if trace is not None:   # else the item's scores say why it failed
+            traces[item_id] = trace
     comparison = None
     if base is not None:
         comparison = compare_runs(base, run, items=items, checked=check_comparable(base, run))

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curate import CurateError, InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
-from evalrun.records import read_run, trace_from
+from curate import InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
+from evalrun.records import scored_run
+from evalrun.scoring.score import read_trace
 from evalrun.views import ATTRIBUTIONS
 
 FAILURE_TAG = "wrong"
@@ -26,9 +27,7 @@ def failure_rows(workspace: Workspace, folder: Path, *, attributions: tuple[str,
     """Return one log row per failed item of a scored run (see the module docstring), in release order."""
     if unknown := sorted(set(attributions) - set(ATTRIBUTIONS)):
         raise InputError(f"unknown attribution {unknown[0]!r} ({', '.join(ATTRIBUTIONS)})", field="attribution")
-    run = read_run(folder)
-    if run.scores is None:
-        raise CurateError(f"{folder} has not been scored yet (no scores.jsonl): `evalrun run --resume --out {folder}`")
+    run = scored_run(folder)
     manifest = run.manifest
     _, items = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
     scores = {s.item_id: s for s in run.scores}
@@ -39,14 +38,8 @@ def failure_rows(workspace: Workspace, folder: Path, *, attributions: tuple[str,
         why = [a for a in (score.attribution if score else []) if a in attributions]
         if not why:
             continue
-        record = run.traces.get(item.id)
-        answer, retrieved = None, []
-        if record is not None and record.error is None:
-            try:
-                trace = trace_from(record.trace, item_id=item.id, question=item.question)
-                answer, retrieved = trace.answer, [c.chunk_id for c in trace.candidates]
-            except CurateError:   # a trace it could not score: the failure is still one
-                pass
+        trace, _, _ = read_trace(run.traces.get(item.id), item)   # none: the failure is still one
+        answer, retrieved = (trace.answer, [c.chunk_id for c in trace.candidates]) if trace else (None, [])
         rows.append({"id": item.id, "question": item.question, "answer": answer, "retrieved_ids": retrieved,
                      "tags": [FAILURE_TAG, *why], "run_id": run_id})
     return rows

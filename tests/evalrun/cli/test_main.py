@@ -20,7 +20,7 @@ def test_evalrun_has_the_same_shape(tmp_path, monkeypatch):
     assert missing.exit_code == 2 and len(missing.stderr.strip().splitlines()) == 1
 
     import evalrun.cli.show as show
-    monkeypatch.setattr(show, "read_run", _boom)
+    monkeypatch.setattr(show, "scored_run", _boom)
     bug = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(not_a_run)])
     assert bug.exit_code == 3 and bug.stderr.startswith("internal error: ZeroDivisionError")
     debug = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["--debug", "show", str(not_a_run)])
