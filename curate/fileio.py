@@ -171,6 +171,29 @@ def remove_stale(folder: Path, depth: int = 3) -> list[Path]:
     return removed
 
 
+def create_private(path: Path, text: str) -> None:
+    """Write `text` to `path` unless it exists, readable by its owner only from the first instant: under a
+    temporary name opened with mode 0600, then linked to its name, which fails if another process made
+    it meanwhile (that one is kept)."""
+    path = Path(path)
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def sha256_bytes(data: bytes) -> str:
     """Return the hex sha256 of `data`."""
     return hashlib.sha256(data).hexdigest()

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
 from curate.dataset import DatasetStore
-from curate.fileio import atomic_write_bytes
+from curate.fileio import create_private
 from curate.records import EvalItem, FailureBatch
 from curate.workspace import Workspace
 
@@ -63,12 +62,11 @@ class FailureBatches:
         return f"{month}-{max(numbers, default=0) + 1}"
 
     def key(self) -> bytes:
-        """Return the dataset's fingerprint key, made on first use (readable by its owner only)."""
+        """Return the dataset's fingerprint key, made on first use (readable by its owner only, from the
+        first instant)."""
         path = self.folder / "key"
         if not path.exists():
-            self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(path, secrets.token_hex(32).encode("ascii"))
-            os.chmod(path, 0o600)
+            create_private(path, secrets.token_hex(32))
         return path.read_bytes().strip()
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curate.errors import CurateError
+from curate.fileio import create_private
 
 ENGINE_NAME = "curate-sqlite"
 LOG_NAME = "server.log"
@@ -134,19 +135,7 @@ def auth_secret(data_dir: Path) -> str:
     """
     path = Path(data_dir) / AUTH_SECRET_NAME
     if not path.exists():
-        temporary = path.with_name(f".{AUTH_SECRET_NAME}.{os.getpid()}.{secrets.token_hex(4)}")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="ascii") as out:
-                out.write(secrets.token_urlsafe(48) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            try:
-                os.link(temporary, path)
-            except FileExistsError:
-                pass
-        finally:
-            temporary.unlink(missing_ok=True)
+        create_private(path, secrets.token_urlsafe(48) + "\n")
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         raise ArgillaServerError(f"{path} is readable by others (mode {mode:o}): remove it (everyone then signs "

@@ -65,6 +65,8 @@ def test_november_failures_join_the_regression_split_masked_and_counted(producti
     assert "note: 1 chunk ids production retrieved are not in the KB snapshot and were dropped" in text
     assert_nothing_planted(curate.workspace.root, result.stdout, result.stderr)
     assert (curate.workspace.root / "cache" / "embeddings").is_dir()   # the checks wrote their caches: masked
+    key = curate.workspace.root / "datasets" / "faq" / "failures" / "key"
+    assert key.stat().st_mode & 0o077 == 0                              # the fingerprint key: its owner's only
 
 
 def test_the_same_month_twice_adds_nothing_and_two_months_add_each_once(production, tmp_path):
