@@ -33,7 +33,6 @@ from curate import (
     load_release,
     retrieval_qrels,
 )
-from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
 from evalrun.scoring.score import layer_ids, read_trace
@@ -117,7 +116,7 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
             traces[item_id] = trace
     comparison = None
     if base is not None:
-        comparison = compare_runs(base, run, items=items, checked=check_comparable(base, run))
+        comparison = compare_runs(base, run, items=items)
     return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, base=base,
                         comparison=comparison)
 
