@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
-import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -24,42 +21,7 @@ from curate.checks.clusters import Edge, clusters
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
-
-# What a near copy may not change: numbers (dates, versions, quotas, codes' digits), Chinese
-# numerals before a unit, symbols that carry meaning after a letter (A+, C++), and negations.
-_SALIENT = re.compile(
-    r"\d+(?:[.,:/\-]\d+)*%?"
-    r"|[零〇一二两三四五六七八九十百千万亿]+(?=[年月日号个次天元岁位名台项条倍])"
-    r"|(?<=[A-Za-z])\+\+?"
-    r"|\b(?:not|no|never|none|cannot|without|nor)\b|n't"
-    r"|[不没無无非未别勿莫否]",
-    re.IGNORECASE)
-
-
-def salient(text: str) -> Counter:
-    """Return what a copy must keep: numbers, Chinese numerals before a unit, A+/C++ signs, negations.
-
-    >>> sorted(salient("2018年招生计划：本科招收 1,200 人，不含专升本。"))
-    ['1,200', '2018', '不']
-    """
-    return Counter(m.group(0).lower() for m in _SALIENT.finditer(unicodedata.normalize("NFKC", text)))
-
-
-def salient_difference(a: str, b: str) -> str | None:
-    """Return what two texts differ in among their salient tokens ("2017 ≠ 2018"), or None.
-
-    >>> salient_difference("2017年计划招生100人", "2018年计划招生100人")
-    '2017 ≠ 2018'
-    >>> salient_difference("可以退款", "不可以退款")
-    '(none) ≠ 不'
-    >>> salient_difference("本文列出错误码", "本页列出错误码") is None
-    True
-    """
-    left, right = salient(a), salient(b)
-    if left == right:
-        return None
-    only_a, only_b = left - right, right - left
-    return f"{', '.join(sorted(only_a.elements())) or '(none)'} ≠ {', '.join(sorted(only_b.elements())) or '(none)'}"
+from curate.text.salient import salient_difference
 
 
 def text_difference(a: str, b: str, limit: int = 3, width: int = 24) -> str:

@@ -1,1 +1,1 @@
-"""Text for matching: normalisation and folding, near-verbatim containment, sentences."""
+"""Text for matching: normalisation and folding, near-verbatim containment, sentences, salient tokens."""
