@@ -141,24 +141,27 @@ def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) ->
 
     Beside the chunk-level qrels (`qrels/<split>.tsv`), `groups/` holds the qrels in evidence-group
     terms, as evalrun scores: `groups/<split>.qrels` (TREC: query 0 group-key grade) and
-    `groups/chunks.tsv` (query, chunk, group key: which chunks find which group). A run written in
-    the same terms (`evalrun export-run`) gives, with trec_eval or ranx, evalrun's own values;
-    items evalrun cannot score (evidence that maps to no chunk) are left out of them and counted.
+    `groups/chunks.tsv` (query, chunk, group key: which chunks find which group; a chunk holding
+    two facts has a row for each). A run written in the same terms (`evalrun export-run`) gives,
+    with trec_eval or ranx, evalrun's own values, but for the recall of items where one retrieved
+    chunk finds several groups at once (a TREC rank holds one id): those items are counted.
+    Items evalrun cannot score (evidence that maps to no chunk) are left out of them and counted.
     """
     by_split: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     group_qrels: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     group_chunks: list[tuple[str, str, str]] = []
     queries = []
-    skipped = unscorable = 0
+    skipped = unscorable = several = 0
     for item in items:
         if item.answerable:
             target = retrieval_qrels(item)
             if isinstance(target, str):
                 unscorable += bool(item_groups(item))
             else:
-                grades_by_group, chunk_group = target
+                grades_by_group, chunk_groups = target
                 group_qrels[item.split or "test"].extend((item.id, g, grade) for g, grade in grades_by_group.items())
-                group_chunks.extend((item.id, c, g) for c, g in chunk_group.items())
+                group_chunks.extend((item.id, c, g) for c, held in chunk_groups.items() for g in held)
+                several += any(len(held) > 1 for held in chunk_groups.values())
         # Judged-irrelevant chunks are qrels of grade 0; each relevant group's chunks (copies
         # included) carry its grade.
         grades: dict[str, int] = {c: 0 for e in item.evidence if e.grade == 0 for c in e.chunk_ids}
@@ -196,6 +199,13 @@ def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) ->
         (tmp / "groups" / "chunks.tsv").write_text(
             "query-id\tcorpus-id\tgroup\n" + "".join(f"{q}\t{c}\t{g}\n" for q, c, g in group_chunks),
             encoding="utf-8")
-    return {"queries": len(queries), "corpus": len(corpus), "qrels": sum(map(len, by_split.values())),
-            "group qrels": sum(map(len, group_qrels.values())), "evidence without chunks": skipped,
-            "items left out of the group qrels (evidence with no chunk)": unscorable}
+    counts = {"queries": len(queries), "corpus": len(corpus), "qrels": sum(map(len, by_split.values())),
+              "group qrels": sum(map(len, group_qrels.values())), "evidence without chunks": skipped,
+              "items left out of the group qrels (evidence with no chunk)": unscorable}
+    if several:
+        counts[SEVERAL] = several
+    return counts
+
+
+SEVERAL = ("items with a chunk that holds several evidence groups (retrieved, it finds them all at one "
+           "rank: trec_eval's recall counts one there, so it can differ from evalrun's on them)")

@@ -20,6 +20,7 @@ from curate.records.evidence import (
     EvidenceGroup,
     evidence_groups,
     extend_evidence,
+    extend_with_copies,
     item_groups,
     retrieval_qrels,
 )
@@ -97,5 +98,5 @@ __all__ = [
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
     "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
-    "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
+    "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -39,10 +39,13 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, 
 
     - `qrels`: {query id: {group id: grade}}, grade 0, 1 or 2; R = the groups with grade >= 1.
     - `run`: {query id: [retrieved ids, best first]}.
-    - `groups`: {query id: {retrieved id: group id}}; the run's ids are mapped to their evidence
-      group (an unmapped id stands for itself). S_K = the first K ranks; a rank holding a group
-      already seen higher up counts as not relevant (a second copy of one evidence never counts
-      twice, and it takes the rank it was given).
+    - `groups`: {query id: {retrieved id: group id, or a tuple of group ids}}; the run's ids are
+      mapped to the evidence groups they find (an unmapped id stands for itself; a chunk holding
+      two required facts finds two groups). S_K = the first K ranks; a rank finds every group no
+      higher rank found. Recall@K and Hit@K count every group found in S_K; a rank is relevant for
+      precision and MRR when it finds at least one new group, and its nDCG gain is the best grade
+      among those (a second copy of one evidence never counts twice, and it takes the rank it was
+      given). Where each id finds at most one group these are trec_eval's and ranx's values.
     - `precision_denominator`: "k" divides |R ∩ S_K| by K (trec_eval, ranx: returning fewer
       than K items costs precision); "returned" divides by min(K, |S|), and a query that
       returned nothing then gets None for precision@K (undefined, not 0).
@@ -60,6 +63,10 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, 
     (0.5, 0.5, 0.5)
     >>> retrieval_metrics(qrels, run, ks=(4,), groups={"q1": {"e1-copy": "e1"}})["q1"]["precision@4"]  # c9 e1 (e1) e2
     0.5
+    >>> both = retrieval_metrics({"q": {"e1": 2, "e2": 1}}, {"q": ["c1", "c9"]}, ks=(1, 2),
+    ...                          groups={"q": {"c1": ("e1", "e2")}})["q"]   # c1 holds both facts
+    >>> both["recall@1"], both["precision@1"], both["precision@2"], both["ndcg@1"]
+    (1.0, 1.0, 0.5, 1.0)
     >>> sorted(scores["q1"])
     ['hit_rate@2', 'mrr@2', 'ndcg@2', 'precision@2', 'recall@2']
     """
@@ -95,7 +102,7 @@ def metric_arrays(arrays: RankedGrades, ks: Iterable[int] = (1, 3, 5, 10),
     gains = arrays.gains
     columns: dict[str, np.ndarray] = {}
     columns.update((f"hit_rate@{k}", hit_rate(gains, k)) for k in ks)
-    columns.update((f"recall@{k}", recall(gains, arrays.n_relevant, k)) for k in ks)
+    columns.update((f"recall@{k}", recall(gains, arrays.n_relevant, k, arrays.found)) for k in ks)
     columns.update((f"precision@{k}", precision(gains, k, n_returned)) for k in ks)
     columns.update((f"mrr@{k}", mrr(gains, k)) for k in ks)
     columns.update((f"ndcg@{k}", ndcg(gains, arrays.ideal_gains, k)) for k in ks)

@@ -121,8 +121,9 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
                         comparison=comparison)
 
 
-def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, str]] | None:
-    """Return an item's qrels ({group: grade}, {chunk id: group}), or None when its retrieval is not scored."""
+def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, tuple[str, ...]]] | None:
+    """Return an item's qrels ({group: grade}, {chunk id: the groups it finds}), or None when its
+    retrieval is not scored."""
     target = retrieval_qrels(item) if item.answerable else None
     return None if target is None or isinstance(target, str) else target
 
@@ -155,9 +156,9 @@ def _reached(inputs: ReportInputs, item: EvalItem, known: dict[str, str], exclud
         if not wanted:
             return 0
         for rank, chunk_id in enumerate(ids, 1):
-            group = chunk_group.get(chunk_id)
-            if group is not None:
-                seen.add(group)
+            held = chunk_group.get(chunk_id)
+            if held:
+                seen.update(held)
                 if seen >= wanted:
                     return rank
         return float("inf")

@@ -153,8 +153,9 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
         chunk_group = target[1] if target else {}
 
         def group(chunk_id: str) -> str | None:
-            name = chunk_group.get(chunk_id)
-            return name[len(GROUP_PREFIX):] if name and name.startswith(GROUP_PREFIX) else name
+            """Return the evidence groups a chunk finds, for display ("e1" or "e1, e3"), or None."""
+            names = chunk_group.get(chunk_id)
+            return ", ".join(n[len(GROUP_PREFIX):] if n.startswith(GROUP_PREFIX) else n for n in names) if names else None
 
         entry: dict = {"id": item.id, "q": capped(item.question, "question", cuts), "l": item.language,
                        "a": int(item.answerable),
@@ -212,7 +213,7 @@ def _funnel_marks(target: tuple[dict, dict], trace, row) -> dict:
     rank = next((n + 1 for n, p in enumerate(trace.candidates) if p.chunk_id in chunk_group), 0)
     in_context = None
     if trace.context is not None:
-        in_context = int(not set(grades) - {chunk_group[p.chunk_id] for p in trace.context if p.chunk_id in chunk_group})
+        in_context = int(not set(grades) - {g for p in trace.context for g in chunk_group.get(p.chunk_id, ())})
     cited = int(bool(row is not None and cited_ids(trace, row) & set(chunk_group)))
     return {"rk": rank, "ic": in_context, "cd": cited}
 

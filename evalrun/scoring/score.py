@@ -184,7 +184,7 @@ class _Scorer:
                 self.no_layer[layer][item.id] = no_context
             else:
                 self.runs[layer][item.id] = layers[layer]
-        found = {layer: {chunk_group[c] for c in ids if c in chunk_group}
+        found = {layer: {g for c in ids for g in chunk_group.get(c, ())}
                  for layer, ids in layers.items() if ids is not None}
         context = found.get("context")
         if context is not None and not set(grades) - context:

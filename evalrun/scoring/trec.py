@@ -2,7 +2,12 @@
 scored (excluded documents left out), mapped to the item's evidence-group keys, so that trec_eval or
 ranx on the BEIR export's `groups/<split>.qrels` give evalrun's own values. A rank holding a group
 already seen higher up keeps its rank under an id no qrels holds (`copy@RANK:CHUNK`), as evalrun
-counts it: a rank, not relevant. With `chunks`, the chunk ids as the system returned them."""
+counts it: a rank, not relevant. With `chunks`, the chunk ids as the system returned them.
+
+One case a TREC run cannot say: a chunk holding two required facts finds two groups at one rank in
+evalrun, and a TREC rank holds one id. That rank is written as its best-graded new group, so
+precision, MRR, hit rate and nDCG still agree, but trec_eval's recall counts one group there; those
+items are counted apart ("items where one rank finds several groups") and their recall differs."""
 
 from __future__ import annotations
 
@@ -24,19 +29,31 @@ from evalrun.scoring.score import LAYERS, excluded_evidence, layer_ids
 TAG = "evalrun"
 
 
-def group_ranks(chunk_ids: list[str], chunk_group: dict[str, str]) -> list[str]:
-    """Return the ranks of a layer as evidence-group keys, a later copy of a group as `copy@RANK:CHUNK`.
+def group_ranks(chunk_ids: list[str], chunk_groups: dict[str, tuple[str, ...]],
+                grades: dict[str, int] | None = None) -> tuple[list[str], int]:
+    """Return the ranks of a layer as evidence-group keys, a rank that finds no new group as
+    `copy@RANK:CHUNK`, and how many ranks find several new groups at once (each written as its
+    best-graded new group: a TREC rank holds one id).
 
-    >>> group_ranks(["a#1", "x", "a#2"], {"a#1": "group:e1", "a#2": "group:e1"})
-    ['group:e1', 'x', 'copy@3:a#2']
+    >>> group_ranks(["a#1", "x", "a#2"], {"a#1": ("group:e1",), "a#2": ("group:e1",)})
+    (['group:e1', 'x', 'copy@3:a#2'], 0)
+    >>> group_ranks(["c1", "c2"], {"c1": ("group:e1", "group:e2"), "c2": ("group:e2",)}, {"group:e1": 1, "group:e2": 2})
+    (['group:e2', 'copy@2:c2'], 1)
     """
+    grades = grades or {}
     seen: set[str] = set()
     ranks = []
+    several = 0
     for rank, chunk_id in enumerate(chunk_ids, start=1):
-        group = chunk_group.get(chunk_id, chunk_id)
-        ranks.append(f"copy@{rank}:{chunk_id}" if group in seen else group)
-        seen.add(group)
-    return ranks
+        held = chunk_groups.get(chunk_id, (chunk_id,))
+        new = [g for g in dict.fromkeys(held) if g not in seen]
+        if not new:
+            ranks.append(f"copy@{rank}:{chunk_id}")
+            continue
+        several += len(new) > 1
+        ranks.append(max(new, key=lambda g: grades.get(g, 0)))
+        seen.update(new)
+    return ranks, several
 
 
 def trec_run(workspace: Workspace, folder: Path, *, layer: str = "candidates", chunks: bool = False) -> tuple[str, dict]:
@@ -79,7 +96,11 @@ def trec_run(workspace: Workspace, folder: Path, *, layer: str = "candidates", c
             if isinstance(target, str):  # evalrun scores no retrieval for it, so the run holds none
                 counts["not scored for retrieval"] = counts.get("not scored for retrieval", 0) + 1
                 continue
-            ids = group_ranks(ids, target[1])
+            ids, several = group_ranks(ids, target[1], target[0])
+            if several:
+                key = ("items where one rank finds several groups (a chunk holding two facts: trec_eval's "
+                       "recall counts one there, evalrun's every one)")
+                counts[key] = counts.get(key, 0) + 1
         counts["items"] += 1
         lines.extend(f"{item.id} Q0 {doc} {rank} {len(ids) - rank + 1} {TAG}" for rank, doc in enumerate(ids, start=1))
     return "".join(line + "\n" for line in lines), counts

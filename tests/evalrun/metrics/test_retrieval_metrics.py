@@ -208,6 +208,45 @@ def test_numpy_grades_are_accepted():
     assert scores["ndcg@1"] == 1.0
 
 
+def test_one_chunk_holding_two_facts_finds_both_groups():
+    # R = {e1: 2, e2: 1, e3: 1}; c1 holds e1 and e2, c2 holds e2 and e3. S = c1 x c2.
+    qrels = {"q": {"e1": 2, "e2": 1, "e3": 1}}
+    groups = {"q": {"c1": ("e1", "e2"), "c2": ("e2", "e3")}}
+    scores = retrieval_metrics(qrels, {"q": ["c1", "x", "c2"]}, ks=(1, 2, 3), groups=groups)["q"]
+    assert scores["recall@1"] == 2 / 3            # rank 1 finds e1 and e2
+    assert scores["recall@3"] == 3 / 3            # rank 3 finds e3 (e2 was found already)
+    assert scores["hit_rate@1"] == 1
+    assert scores["precision@1"] == 1 / 1 and scores["precision@3"] == 2 / 3   # ranks 1 and 3 find something new
+    assert scores["mrr@3"] == 1 / 1
+    idcg = 2 / log2(2) + 1 / log2(3) + 1 / log2(4)
+    assert scores["ndcg@3"] == pytest.approx((2 / log2(2) + 1 / log2(4)) / idcg, abs=1e-15)  # rank 1 gains its best
+    # a later chunk that finds nothing new counts as not relevant, like a copy
+    again = retrieval_metrics(qrels, {"q": ["c1", "c1-copy"]}, ks=(2,),
+                              groups={"q": {"c1": ("e1", "e2"), "c1-copy": ("e1", "e2")}})["q"]
+    assert (again["recall@2"], again["precision@2"]) == (2 / 3, 1 / 2)
+
+
+def test_a_chunk_mapped_to_a_one_group_tuple_scores_as_a_chunk_mapped_to_that_group():
+    qrels, run = random_graded_case(seed=11)
+    rng = random.Random(11)
+    as_text = {q: {d: rng.choice(list(qrels[q])) for d in ids if rng.random() < 0.3} for q, ids in run.items()}
+    as_tuple = {q: {d: (g,) for d, g in mapping.items()} for q, mapping in as_text.items()}
+    assert retrieval_metrics(qrels, run, ks=KS, groups=as_tuple) == retrieval_metrics(qrels, run, ks=KS, groups=as_text)
+
+
+def test_chunks_holding_several_facts_keep_every_metric_in_its_range():
+    rng = random.Random(12)
+    for _ in range(200):
+        facts = [f"e{n}" for n in range(rng.randint(1, 6))]
+        qrels = {"q": {e: rng.choice((1, 2)) for e in facts}}
+        chunks = [f"c{n}" for n in range(8)]
+        groups = {"q": {c: tuple(rng.sample(facts, rng.randint(0, len(facts)))) for c in chunks}}
+        scores = retrieval_metrics(qrels, {"q": rng.sample(chunks, rng.randint(0, 8))}, ks=(1, 3, 8), groups=groups)["q"]
+        assert all(0 <= v <= 1 + 1e-12 for v in scores.values()), scores
+        assert scores["recall@1"] <= scores["recall@3"] <= scores["recall@8"]
+        assert (scores["hit_rate@8"] > 0) == (scores["recall@8"] > 0)
+
+
 # References: ranx and trec_eval (pytrec_eval) ===================================================
 
 def ranx_scores(qrels: dict, run: dict, ks=KS) -> dict[str, dict[str, float]]:

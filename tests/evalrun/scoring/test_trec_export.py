@@ -118,3 +118,40 @@ def _tsv(path):
         q, doc, grade = line.split("\t")
         rows.setdefault(q, {})[doc] = grade
     return {q: {d: g for d, g in r.items() if int(g) > 0} for q, r in rows.items()}
+
+
+def test_a_chunk_holding_two_facts_is_counted_where_trec_eval_cannot_follow(workspace, tmp_path):
+    """One chunk holding two required facts finds both at its rank (evalrun's recall counts two); a
+    TREC rank holds one id, so the exports count that item, and every other figure still agrees."""
+    ranx = pytest.importorskip("ranx")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bridge.zh.md").write_text(FACTS[0] + FACTS[1] + "\n\n" + FACTS[2] + "\n\n" + FACTS[5], encoding="utf-8")
+    ingest(workspace, [docs], name="kb", size=40)
+    chunks = SnapshotStore(workspace).chunks(SnapshotStore(workspace).resolve("kb"))
+    both = next(c.chunk_id for c in chunks if FACTS[0] in c.text and FACTS[1] in c.text)
+    rows = [{"id": "two", "question": "大桥何时开通，有多长，寿命多久？", "evidence": FACTS[:3]},
+            {"id": "one", "question": "车道数？", "evidence": [FACTS[5]]}]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    import_items(workspace, path, dataset="bridge", source="human", kb="kb")
+    check_leakage(workspace, ref="bridge", semantic=False)
+    release(workspace, dataset="bridge", message="v1")
+    ids = [c.chunk_id for c in chunks]
+    for item in DatasetStore(workspace).items("bridge"):
+        targets.RANKINGS[item.question] = [both] + [c for c in ids if c != both]
+    folder = run(workspace, ref="bridge@v1", target="tests.support.targets:ranked", out=tmp_path / "run")
+    written = export(workspace, ref="bridge@v1", format="beir", out=str(tmp_path / "beir"))
+    assert [n for key, n in written.items() if "several evidence groups" in key] == [1]
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["export-run", str(folder), "--out", str(tmp_path / "c.trec"),
+                                                              "--workspace", str(workspace.root)])
+    assert result.exit_code == 0, result.stderr
+    assert "1 items where one rank finds several groups" in result.stderr
+    ours = _ours(folder, "candidates")
+    assert ours["two"]["recall@1"] == 2 / 3 and ours["two"]["precision@1"] == 1.0
+    qrels = ranx.Qrels.from_file(str(tmp_path / "beir" / "groups" / "test.qrels"), kind="trec")
+    reference = ranx.Run.from_file(str(tmp_path / "c.trec"), kind="trec")
+    metrics = [f"{n}@{k}" for n in NAMES for k in KS]
+    ranx.evaluate(qrels, reference, metrics, threads=1)
+    differ = {(q, m) for q in ours for m in metrics if abs(ours[q][m] - float(reference.scores[m][q])) > 1e-9}
+    assert differ and all(q == "two" and m.startswith("recall@") for q, m in differ)
