@@ -6,19 +6,29 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from curate.dataset.locate import Location, Locator
+from curate.dataset.locate import Location, Locator, changed_fact
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import dumps_json
 from curate.formats.raw import RawItem
 from curate.progress import progress
-from curate.records import QTYPES, SOURCES, SPLITS, EvalItem, Evidence, KeyPoint, Provenance, evidence_groups
+from curate.records import (
+    QTYPES,
+    SOURCES,
+    SPLITS,
+    EvalItem,
+    Evidence,
+    KeyPoint,
+    Provenance,
+    evidence_groups,
+    extend_with_copies,
+)
 from curate.text.normalize import language_of
 
 @dataclass
@@ -135,12 +145,15 @@ def locate_entry(entry: dict, locator: Locator) -> Location | None:
     return None
 
 
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[:width] + "..."
+
+
 def _describe(entry: dict) -> str:
     if entry.get("chunk_id") is not None:
         return f"chunk '{entry['chunk_id']}' is not in the KB snapshot"
-    text = str(entry.get("text") or "")
-    short = text if len(text) <= 40 else text[:40] + "..."
-    return f"evidence text not found in the KB snapshot (exact, normalised or fuzzy): {short!r}"
+    quote = _short(str(entry.get("text") or ""))
+    return f"evidence text not found in the KB snapshot (exact, normalised or fuzzy): {quote!r}"
 
 
 EVIDENCE_MODES = ("all", "any")
@@ -161,11 +174,15 @@ def _answers(raw: RawItem, reference: str | None) -> tuple[str | None, list[str]
 
 
 def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str, item_id: str,
-               evidence_mode: str = "all") -> EvalItem:
-    """Return the EvalItem of one raw record, its evidence located; raise InputError if it cannot be.
+               evidence_mode: str = "all", copies: Mapping[str, Sequence[str]] | None = None) -> EvalItem:
+    """Return the EvalItem of one raw record, its evidence located and extended to the `copies` of
+    its chunks (the snapshot's duplicate groups); raise InputError if it cannot be.
 
     `evidence_mode` "any" makes the record's relevant evidence alternatives for one fact (finding
     any one counts); "all" (the default) requires each; a record's own `evidence_mode` field wins.
+    A quote found only fuzzily (or normalised) with other numbers, dates, amounts or codes than it
+    says is refused: that text states another fact. The qtype, unless given, is decided on the
+    extended evidence: two quotes of one text in two copies of a chunk are one group, `single`.
     """
     where = {"file": raw.file, "line": raw.line}
     question = raw.fields.get("question")
@@ -185,12 +202,20 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
         if not found.chunk_ids:
             raise InputError(f"evidence found in document '{found.doc_id}' at [{found.start}:{found.end}] but no chunk "
                              f"of the KB snapshot holds it", field=label, **where)
+        differs = changed_fact(str(entry["text"]), found) if entry.get("text") else None
+        if differs is not None:
+            raise InputError(f"the quote is found only as a text with other numbers, dates or codes ({differs}): "
+                             f"'{found.doc_id}' [{found.start}:{found.end}] reads {_short(found.text, 80)!r}, the quote "
+                             f"{_short(str(entry['text']), 80)!r}; not bound (quote the KB's text, or correct the KB)",
+                             field=label, **where)
         grade = entry.get("grade", 2)
         any_of = entry.get("any_of") or ("any" if mode == "any" and grade > 0 else None)
         evidence.append(Evidence(
             evidence_id=f"e{len(evidence) + 1}", doc_id=found.doc_id, start=found.start, end=found.end,
             text=found.text, grade=grade, chunk_ids=found.chunk_ids, kb_snapshot=kb_snapshot,
             located_by=found.located_by, match_score=found.match_score, partial=found.partial, any_of=any_of))
+    for located in evidence:
+        extend_with_copies(located, copies or {})
     key_points = []
     known_evidence = {e.evidence_id for e in evidence}
     for index, value in enumerate(_list(raw.fields.get("key_points"), raw, "key_points")):
@@ -267,9 +292,10 @@ def derived_id(question: str, taken: set[str]) -> str:
 
 
 def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: Locator, kb_snapshot: str,
-                existing_ids: set[str], skip_invalid: bool,
-                evidence_mode: str = "all") -> tuple[list[EvalItem], list[InputError]]:
-    """Return the items built from `raws` and the errors met; raise if any and not `skip_invalid`."""
+                existing_ids: set[str], skip_invalid: bool, evidence_mode: str = "all",
+                copies: Mapping[str, Sequence[str]] | None = None) -> tuple[list[EvalItem], list[InputError]]:
+    """Return the items built from `raws` (evidence extended to `copies`) and the errors met; raise if
+    any and not `skip_invalid`."""
     items: list[EvalItem] = []
     errors: list[InputError] = []
     given: dict[str, str] = {}
@@ -292,7 +318,7 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
                 question = _text(raw.fields.get("question"), raw, "question", required=True)
                 item_id = derived_id(question, taken)
             item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id,
-                              evidence_mode=evidence_mode)
+                              evidence_mode=evidence_mode, copies=copies)
             given[item_id] = f"{raw.file}:{raw.line}"
             taken.add(item_id)
             items.append(item)

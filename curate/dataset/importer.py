@@ -76,10 +76,11 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
             raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
                              f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
+        # evidence is extended to chunk copies before the qtype is decided: quotes of one text in
+        # two copies of a chunk are one group
         new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
-                                         evidence_mode=evidence_mode,
+                                         evidence_mode=evidence_mode, copies=KBIndex(workspace, snapshot_id).copies,
                                          existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
-        extend_to_copies(workspace, snapshot_id, new_items)
         if pending is not None:
             name, documents, chunks, settings = pending
             snapshots.write(name, documents, chunks, settings, sources=[str(path)])

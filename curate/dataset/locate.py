@@ -12,6 +12,7 @@ from rapidfuzz import fuzz, process
 
 from curate.records import Chunk, Document
 from curate.text.normalize import normalize_with_map
+from curate.text.salient import salient_difference
 
 _SEPARATOR = "\x00"
 
@@ -210,3 +211,19 @@ class Locator:
         if alignment is None:
             return None
         return self._to_location(key, alignment.dest_start, alignment.dest_end, "fuzzy", round(alignment.score, 1))
+
+
+def changed_fact(quote: str, found: Location) -> str | None:
+    """Return what the text found for `quote` differs in among the salient tokens (numbers, dates,
+    amounts, codes, versions, negations: "89.99 ≠ 19.99"), when it was found only after
+    normalisation or fuzzily; None when it says the same (or was found exactly, or by its span).
+
+    Such a find is another fact, not the quote: it is reported, never bound.
+
+    >>> found = Location("faq", 0, 23, "The plan costs $19.99.", ["faq#0"], "fuzzy", 95.0)
+    >>> changed_fact("The plan costs $89.99.", found)
+    '89.99 ≠ 19.99'
+    """
+    if found.located_by not in ("normalized", "fuzzy"):
+        return None
+    return salient_difference(quote, found.text)

@@ -37,7 +37,7 @@ def test_import_reads_user_field_names_and_locates_evidence(handbook):
         "What does version 3.2 change about the upstream timeout?", "It raises the default from 15 to 30 seconds.", "en")
     assert [e.located_by for e in t2.evidence] == ["exact"]
     assert [(e.grade, e.located_by) for e in t3.evidence] == [(2, "exact"), (1, "exact")]
-    assert t3.qtype == "single"  # both evidence pieces sit in one chunk
+    assert t3.qtype == "multi_evidence"  # two facts, both quoted from one chunk: two groups
     assert [(e.located_by, e.text) for e in t4.evidence] == [("normalized", "Only administrators can run the upgrade command;")]
     assert (t5.answerable, t5.qtype, t5.evidence, t5.status) == (False, "unanswerable", [], "draft")
     assert t1.provenance.line == 1 and t1.provenance.file.endswith("items.jsonl")
@@ -46,7 +46,7 @@ def test_import_reads_user_field_names_and_locates_evidence(handbook):
 
 def test_fuzzy_quotes_are_found_with_their_score(workspace, handbook, tmp_path):
     path = _write_jsonl(tmp_path / "fuzzy.jsonl", [
-        {"question": "签名无效是哪个错误码？", "evidence": ["LG-4032 表示访问令牌的签名错误；请检查网关的签名密钥配置。"]}])
+        {"question": "签名无效是哪个错误码？", "evidence": ["LG-4032 表示访问令牌的签名无效；请检查网关的签名秘钥配置。"]}])
     import_items(workspace, path, dataset="faq", source="human")
     item = next(i for i in _items(workspace).values() if i.question.startswith("签名"))
     (evidence,) = item.evidence
@@ -143,3 +143,66 @@ def test_dataset_stays_on_its_snapshot(workspace, handbook, data_dir, curate):
     path = _write_jsonl(data_dir / "more.jsonl", [{"question": "x?", "answerable": False}])
     result = curate("import", path, "--dataset", "faq", "--source", "human", "--kb", "docs", code=2)
     assert "run `curate remap --dataset faq" in result.stderr
+
+
+PRICES = ("The Pro plan costs $19.99 a month and includes 5 seats. Error LG-4032 means the token signature is "
+          "invalid. Since 2025 the free tier ends after 30 days. Refunds are possible within 14 days.")
+
+
+def _priced_kb(workspace, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pricing.en.md").write_text(PRICES, encoding="utf-8")
+    from curate.kb import ingest
+    ingest(workspace, [docs], name="pricing", size=400)
+
+
+@pytest.mark.parametrize("quote, differs", [
+    ("The Pro plan costs $89.99 a month and includes 5 seats.", "89.99 ≠ 19.99"),
+    ("Error LG-4031 means the token signature is invalid.", "4031 ≠ 4032"),
+    ("Since 2023 the free tier ends after 30 days.", "2023 ≠ 2025"),
+    ("Refunds are not possible within 14 days.", "not ≠ (none)"),
+])
+def test_a_quote_found_only_with_another_number_is_refused_never_bound(workspace, tmp_path, quote, differs):
+    """Found fuzzily, "$89.99" would bind to the KB's "$19.99": another fact, named and refused."""
+    _priced_kb(workspace, tmp_path)
+    path = _write_jsonl(tmp_path / "q.jsonl", [{"question": "How much?", "evidence": [quote]}])
+    with pytest.raises(InvalidRecords) as info:
+        import_items(workspace, path, dataset="prices", source="human", kb="pricing")
+    (error,) = info.value.errors
+    assert (error.line, error.field) == (1, "evidence[0]")
+    assert differs in error.message and "not bound" in error.message
+    assert not (workspace.datasets_dir / "prices" / "items.jsonl").exists()
+
+
+def test_a_fuzzy_quote_with_the_same_numbers_is_still_found(workspace, tmp_path):
+    _priced_kb(workspace, tmp_path)
+    path = _write_jsonl(tmp_path / "q.jsonl", [
+        {"question": "How much?", "evidence": ["The Pro plan costs $19.99 per month and includes 5 seats."]}])
+    import_items(workspace, path, dataset="prices", source="human", kb="pricing")
+    (evidence,) = next(iter(_items(workspace, "prices").values())).evidence
+    assert evidence.located_by == "fuzzy" and "$19.99" in evidence.text
+
+
+def test_qtype_is_decided_after_evidence_reaches_chunk_copies(workspace, tmp_path):
+    """Two quotes of one sentence in two exact-copy chunks (one quote a little shorter) are one fact:
+    `single`, as the evidence groups count them once the copies are known."""
+    from curate.checks.duplicates import check_dups
+    from curate.kb import ingest
+    from curate.records import item_groups
+    sentence = "退款申请须在收货后30天内通过订单页面提交，逾期不予受理。"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.zh.md").write_text("# 售后\n\n" + sentence, encoding="utf-8")
+    (docs / "b.zh.md").write_text("# 退款\n\n" + sentence, encoding="utf-8")
+    ingest(workspace, [docs], name="shop", size=40)
+    first = _write_jsonl(tmp_path / "first.jsonl", [{"question": "售后？", "evidence": [sentence]}])
+    import_items(workspace, first, dataset="shop", source="human", kb="shop")
+    check_dups(workspace, dataset="shop", kb=True, semantic=False)
+    path = _write_jsonl(tmp_path / "q.jsonl", [{"id": "refund", "question": "退款要在多久内申请？", "evidence": [
+        {"text": sentence, "doc_id": "a.zh.md"}, {"text": sentence[2:], "doc_id": "b.zh.md"}]}])
+    import_items(workspace, path, dataset="shop", source="human")
+    item = _items(workspace, "shop")["refund"]
+    assert [e.doc_id for e in item.evidence] == ["a.zh.md", "b.zh.md"]
+    assert set(item.evidence[0].chunk_ids) == set(item.evidence[1].chunk_ids)    # extended to the copy
+    assert len(item_groups(item)) == 1 and item.qtype == "single"
