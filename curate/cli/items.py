@@ -13,6 +13,7 @@ from curate.dataset import import_items
 from curate.dataset.build import EVIDENCE_MODES
 from curate.dataset.importer import FORMATS
 from curate.dataset import remap as run_remap
+from curate.dataset.remap import side_by_side
 from curate.records import SOURCES
 from curate.workspace import init_workspace
 
@@ -71,13 +72,27 @@ def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str |
 @click.option("--dry-run", is_flag=True, help="Report without writing.")
 @click.pass_context
 def remap(ctx: click.Context, dataset: str, kb: str, min_score: float, dry_run: bool) -> None:
-    """Map every evidence span onto another snapshot; report what cannot be mapped (exit 1)."""
+    """Map every evidence span onto another snapshot; report what cannot be mapped, what now reads
+    another fact (other numbers, dates, codes) and items whose required evidence groups changed (exit 1)."""
     report = run_remap(workspace_of(ctx), dataset=dataset, kb=kb, min_score=min_score, dry_run=dry_run)
     mapped = ", ".join(f"{n} by {how}" for how, n in sorted(report.mapped.items())) or "none"
     click.echo(f"{dataset}: {report.source_snapshot} -> {report.target_snapshot}: mapped {mapped}; "
-               f"unmapped {len(report.unmapped)}" + ("" if report.written else " (dry run, nothing written)"))
+               f"changed {len(report.changed)}; unmapped {len(report.unmapped)}; "
+               f"required groups changed in {len(report.groups_changed)} items"
+               + ("" if report.written else " (dry run, nothing written)"))
+    if report.changed:
+        rows = []
+        for c in report.changed:
+            old, new = side_by_side(c.old_text, c.new_text)
+            rows.append((c.item_id, c.evidence_id, old, new, f"{c.doc_id} [{c.start}:{c.end}]", c.differs))
+        console().print(table("evidence that now reads another fact (not re-bound; items set to needs_adjudication)",
+                              ("item", "evidence", "it read", "the KB now reads", "where", "differs"), rows))
     if report.unmapped:
         rows = [(u.item_id, u.evidence_id, u.doc_id, short(u.text, 50), u.why) for u in report.unmapped]
         console().print(table("evidence not mapped (items set to needs_evidence)",
                               ("item", "evidence", "document", "text", "why"), rows))
+    if report.groups_changed:
+        rows = [(g.item_id, str(g.before), str(g.after)) for g in report.groups_changed]
+        console().print(table("items whose required evidence groups changed", ("item", "before", "after"), rows))
+    if report.changed or report.unmapped or report.groups_changed:
         ctx.exit(EXIT_FINDINGS)

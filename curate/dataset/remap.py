@@ -1,18 +1,29 @@
 """`curate remap`: carry evidence (and the chunks production retrieved for its failures) onto another
-snapshot of the same documents."""
+snapshot of the same documents.
+
+A quote found again only fuzzily (or after normalisation) with other numbers, dates, amounts, codes
+or versions in it is a changed fact, not the same evidence: it is not re-bound, its old and new text
+are reported side by side, and its item goes to `needs_adjudication`. Every item whose number of
+required evidence groups changes is reported with the count before and after.
+"""
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 
 from curate.dataset.importer import extend_to_copies
-from curate.dataset.locate import Location, Locator
+from curate.dataset.locate import Location, Locator, changed_fact
 from curate.dataset.store import DatasetStore
 from curate.kb import SnapshotStore
 from curate.progress import progress
-from curate.records import Chunk, Evidence
+from curate.records import Chunk, EvalItem, Evidence, item_groups
 from curate.workspace import Workspace
+
+NOT_FOUND = "its text is not in the snapshot (exact, normalised or fuzzy)"
+# An item with a changed fact and lost evidence needs the decision first: the status it takes.
+REVIEW_ORDER = ("needs_adjudication", "needs_evidence")
 
 
 @dataclass
@@ -23,7 +34,38 @@ class Unmapped:
     evidence_id: str
     doc_id: str | None
     text: str
-    why: str = "its text is not in the snapshot (exact, normalised or fuzzy)"
+    why: str = NOT_FOUND
+
+
+@dataclass
+class Changed:
+    """One evidence found again only as a text that says another fact (other numbers, dates, amounts,
+    codes, versions or negations): kept as it was, not re-bound."""
+
+    item_id: str
+    evidence_id: str
+    old_text: str
+    """The evidence as the item quotes it (kept)."""
+    new_text: str
+    """What the target snapshot reads where the quote was found."""
+    doc_id: str | None
+    start: int | None
+    end: int | None
+    differs: str
+    """The salient tokens that differ, old ≠ new ("89.99 ≠ 19.99")."""
+    located_by: str
+    """How the new text was found (normalized or fuzzy) ..."""
+    match_score: float
+    """... and how alike it reads (0-100)."""
+
+
+@dataclass
+class GroupsChanged:
+    """An item whose number of required evidence groups is not what it was."""
+
+    item_id: str
+    before: int
+    after: int
 
 
 @dataclass
@@ -34,15 +76,20 @@ class RemapReport:
     source_snapshot: str | None
     target_snapshot: str
     mapped: Counter = field(default_factory=Counter)
+    changed: list[Changed] = field(default_factory=list)
     unmapped: list[Unmapped] = field(default_factory=list)
+    groups_changed: list[GroupsChanged] = field(default_factory=list)
     written: bool = False
 
 
-def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str | None]:
+def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str | None, tuple[Location, str] | None]:
     """Return where `evidence` sits in the locator's snapshot (by span in its document, then by its
-    text in the same document, then anywhere), or None and why it cannot be placed. A place no
-    chunk holds is not a place: evidence that maps to no chunk would silently stop counting."""
-    unheld = None
+    text in the same document, then anywhere), or None and why it cannot be placed; and, when the
+    only text found says another fact, that find and what differs (it is not a place either).
+
+    A place no chunk holds is not a place: evidence that maps to no chunk would silently stop counting.
+    """
+    unheld = changed = None
     attempts = []
     if evidence.doc_id is not None and evidence.start is not None and evidence.end is not None:
         attempts.append(lambda: locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text))
@@ -51,16 +98,25 @@ def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str
     attempts.append(lambda: locator.by_text(evidence.text))
     for attempt in attempts:
         found = attempt()
-        if found is not None and found.chunk_ids:
-            return found, None
-        if found is not None and unheld is None:
-            unheld = f"found in '{found.doc_id}' at [{found.start}:{found.end}], but no chunk holds it"
-    return None, unheld or "its text is not in the snapshot (exact, normalised or fuzzy)"
+        if found is None:
+            continue
+        if not found.chunk_ids:
+            unheld = unheld or f"found in '{found.doc_id}' at [{found.start}:{found.end}], but no chunk holds it"
+            continue
+        differs = changed_fact(evidence.text, found)
+        if differs is not None:  # another fact; the same text may still stand elsewhere
+            changed = changed or (found, differs)
+            continue
+        return found, None, None
+    if changed is not None:
+        return None, f"found only as a text with other numbers, dates or codes ({changed[1]})", changed
+    return None, unheld or NOT_FOUND, None
 
 
 def carry_retrieved(chunk_ids: list[str], source: dict[str, Chunk], locator: Locator) -> list[str]:
     """Return the chunks of the locator's snapshot that hold what production retrieved in the source
-    snapshot (by span, then by text), in order; a chunk found nowhere is dropped."""
+    snapshot (by span, then by text, never a text that says another fact), in order; a chunk found
+    nowhere is dropped."""
     carried = []
     for chunk_id in chunk_ids:
         chunk = source.get(chunk_id)
@@ -68,14 +124,49 @@ def carry_retrieved(chunk_ids: list[str], source: dict[str, Chunk], locator: Loc
             continue
         found = locator.by_span(chunk.doc_id, chunk.start, chunk.end, chunk.text) if chunk.start is not None else None
         found = found or locator.by_text(chunk.text, chunk.doc_id)
-        carried += found.chunk_ids if found is not None else []
+        if found is not None and changed_fact(chunk.text, found) is None:
+            carried += found.chunk_ids
     return list(dict.fromkeys(carried))
+
+
+def side_by_side(old: str, new: str, width: int = 30) -> tuple[str, str]:
+    """Return the part of two texts around where they first differ, `width` characters either side.
+
+    >>> side_by_side("a" * 50 + " costs $89.99 " + "b" * 50, "a" * 50 + " costs $19.99 " + "b" * 50, 8)
+    ('… costs $89.99 bbb…', '… costs $19.99 bbb…')
+    """
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    first = next((op for op in matcher.get_opcodes() if op[0] != "equal"), None)
+    if first is None:
+        return old, new
+    _, i1, i2, j1, j2 = first
+
+    def window(text: str, a: int, b: int) -> str:
+        lo, hi = max(0, a - width), min(len(text), b + width)
+        return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+    return window(old, i1, i2), window(new, j1, j2)
+
+
+def _unbind(evidence: Evidence, target: str) -> None:
+    """Leave the evidence in the record as it was quoted, mapped to no chunk of `target`."""
+    evidence.chunk_ids, evidence.copies, evidence.located_by, evidence.partial = [], [], "unmapped", False
+    evidence.match_score = 0.0
+    evidence.kb_snapshot = target
+
+
+def _review(item: EvalItem, status: str, reason: str) -> None:
+    """Set the item's status with `reason`, unless that is already its status for that reason (a
+    remap run twice records it once)."""
+    if item.status != status or not item.status_history or item.status_history[-1].reason != reason:
+        item.set_status(status, reason, by="curate remap")
 
 
 def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.0,
           dry_run: bool = False) -> RemapReport:
     """Map every evidence of `dataset` onto snapshot `kb`; unmapped evidence is kept, marked and
-    reported, and its item goes back to `needs_evidence`."""
+    reported, and its item goes back to `needs_evidence`; evidence found only as a changed fact is
+    kept as quoted, not re-bound, reported with the new text, and its item goes to
+    `needs_adjudication`; items whose number of required evidence groups changes are reported."""
     with DatasetStore(workspace).writing(dataset):
         store = DatasetStore(workspace)
         snapshots = SnapshotStore(workspace)
@@ -86,14 +177,23 @@ def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.
         retrieving = [i for i in items if i.production is not None and i.production.retrieved]
         source = ({c.chunk_id: c for c in snapshots.chunks(meta.kb_snapshot)}
                   if retrieving and meta.kb_snapshot and meta.kb_snapshot != target else {})
+        groups_before = {item.id: len(item_groups(item)) for item in items}
+        reviews: dict[str, list[tuple[str | None, str]]] = {}  # item -> (status it needs or None, why)
         for item in progress(items, "remapping", unit="item"):
-            lost = []
+            lost, changed = [], []
             for evidence in item.evidence:
-                found, why = relocate(evidence, locator)
+                found, why, other = relocate(evidence, locator)
+                if other is not None:
+                    new, differs = other
+                    old_part, new_part = side_by_side(evidence.text, new.text)
+                    report.changed.append(Changed(item.id, evidence.evidence_id, evidence.text, new.text, new.doc_id,
+                                                  new.start, new.end, differs, new.located_by, new.match_score))
+                    changed.append(f"evidence {evidence.evidence_id} read {old_part!r}; KB snapshot {target} reads "
+                                   f"{new_part!r} at '{new.doc_id}' [{new.start}:{new.end}] ({differs})")
+                    _unbind(evidence, target)
+                    continue
                 if found is None:
-                    evidence.chunk_ids, evidence.copies, evidence.located_by, evidence.partial = [], [], "unmapped", False
-                    evidence.match_score = 0.0
-                    evidence.kb_snapshot = target
+                    _unbind(evidence, target)
                     lost.append(evidence.evidence_id)
                     report.unmapped.append(Unmapped(item.id, evidence.evidence_id, evidence.doc_id, evidence.text, why))
                     continue
@@ -108,9 +208,24 @@ def remap(workspace: Workspace, *, dataset: str, kb: str, min_score: float = 90.
                 # what production retrieved, carried over too: its attribution must not point at other text
                 item.production.retrieved = carry_retrieved(item.production.retrieved, source, locator)
             if lost:
-                item.set_status("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}",
-                                by="curate remap")
+                reviews.setdefault(item.id, []).append(
+                    ("needs_evidence", f"evidence {', '.join(lost)} not found in KB snapshot {target}"))
+            if changed:
+                # a person decides whether the item's answer still holds: the KB now states another fact
+                reviews.setdefault(item.id, []).append(
+                    ("needs_adjudication", "changed fact, not re-bound: " + "; ".join(changed)))
         extend_to_copies(workspace, target, items)  # copies in the target snapshot count as the evidence too
+        for item in items:
+            before, after = groups_before[item.id], len(item_groups(item))
+            if before != after:
+                report.groups_changed.append(GroupsChanged(item.id, before, after))
+                reviews.setdefault(item.id, []).append(
+                    (None, f"required evidence groups {before} -> {after} on KB snapshot {target}"))
+        for item in items:
+            if item.id in reviews:
+                statuses = {status for status, _ in reviews[item.id]}
+                status = next((s for s in REVIEW_ORDER if s in statuses), item.status)
+                _review(item, status, "; ".join(reason for _, reason in reviews[item.id]))
         if not dry_run:
             meta.kb_snapshot = target
             store.save(meta, items)
