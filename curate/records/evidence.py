@@ -10,6 +10,7 @@ groups, and that chunk, retrieved, finds both.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from rapidfuzz import fuzz
 
 from curate.records.item import EvalItem, Evidence, KeyPoint
 from curate.text.normalize import fold
-from curate.text.salient import salient_difference
+from curate.text.salient import salient
 
 # Two quotes whose folded texts are this alike (rapidfuzz ratio, 0-100) read as one text, when their
 # numbers, dates, codes and negations agree: check-dups' threshold for a near copy.
@@ -53,10 +54,30 @@ def same_text(a: str, b: str) -> bool:
     >>> same_text("大桥于2018年10月23日正式开通。", "大桥全长55公里。")
     False
     """
-    left, right = fold(a), fold(b)
-    if not left or not right:
-        return False
-    return (left == right or fuzz.ratio(left, right) >= NEAR_SAME) and salient_difference(a, b) is None
+    return _Quote(a).same_as(_Quote(b))
+
+
+class _Quote:
+    """A quote with its folded text, and its salient tokens read only when a comparison needs them."""
+
+    __slots__ = ("text", "folded", "_salient")
+
+    def __init__(self, text: str):
+        self.text, self.folded, self._salient = text, fold(text), None
+
+    def salient(self) -> Counter:
+        if self._salient is None:
+            self._salient = salient(self.text)
+        return self._salient
+
+    def same_as(self, other: _Quote) -> bool:
+        if not self.folded or not other.folded:
+            return False
+        if self.text == other.text:
+            return True
+        if self.folded != other.folded and fuzz.ratio(self.folded, other.folded) < NEAR_SAME:
+            return False
+        return self.salient() == other.salient()
 
 
 def evidence_groups(evidence: Iterable[Evidence], key_points: Iterable[KeyPoint] = (),
@@ -110,20 +131,21 @@ def evidence_groups(evidence: Iterable[Evidence], key_points: Iterable[KeyPoint]
 
     chunks_of = [list(dict.fromkeys(c for chunk_id in e.chunk_ids for c in copies.get(chunk_id, [chunk_id])))
                  for e in members]
-    # Pairs that may be one text: the same folded text, or a chunk in common; `same_text` decides.
-    holders: dict[tuple[str, str], list[int]] = {}
-    for i, member in enumerate(members):
-        keys = [("chunk", c) for c in chunks_of[i]] + [("text", fold(member.text))]
-        for key in keys:
-            holders.setdefault(key, []).append(i)
-    compared: set[tuple[int, int]] = set()
-    for held in holders.values():
-        for n, i in enumerate(held):
-            for j in held[n + 1:]:
-                if (i, j) not in compared and find(i) != find(j):
-                    compared.add((i, j))
-                    if same_text(members[i].text, members[j].text):
-                        join(i, j)
+    if len(members) > 1:
+        # Pairs that may be one text: the same folded text, or a chunk in common; `_Quote.same_as` decides.
+        quotes = [_Quote(e.text) for e in members]
+        holders: dict[tuple[str, str], list[int]] = {}
+        for i, quote in enumerate(quotes):
+            for key in [("chunk", c) for c in chunks_of[i]] + [("text", quote.folded)]:
+                holders.setdefault(key, []).append(i)
+        compared: set[tuple[int, int]] = set()
+        for held in holders.values():
+            for n, i in enumerate(held):
+                for j in held[n + 1:]:
+                    if (i, j) not in compared and find(i) != find(j):
+                        compared.add((i, j))
+                        if quotes[i].same_as(quotes[j]):
+                            join(i, j)
     labelled: dict[str, int] = {}
     for i, member in enumerate(members):
         if member.any_of:

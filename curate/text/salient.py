@@ -12,31 +12,40 @@ from collections import Counter
 from curate.text.normalize import canonical
 
 # Numbers (dates, versions, amounts, quotas, codes' digits), Chinese numerals before a unit, symbols
-# that carry meaning after a letter (A+, C++), English month names (a date can change by its month
-# alone; "may" only beside a number, as a verb it is no date), and negations.
+# that carry meaning after a letter (A+, C++), English negations and month names in one word branch
+# (one alternation is twice as fast as two), and Chinese negations.
 _SALIENT = re.compile(
     r"\d+(?:[.,:/\-]\d+)*%?"
     r"|[零〇一二两三四五六七八九十百千万亿]+(?=[年月日号个次天元岁位名台项条倍])"
     r"|(?<=[A-Za-z])\+\+?"
-    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
-    r"|nov(?:ember)?|dec(?:ember)?)\b"
-    r"|\bmay(?=\s*\d)|(?<=\d)\s*\bmay\b"
-    r"|\b(?:not|no|never|none|cannot|without|nor)\b|n't"
+    r"|\b(?:not|no|never|none|cannot|without|nor|jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?"
+    r"|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|may)\b|n't"
     r"|[不没無无非未别勿莫否]",
     re.IGNORECASE)
+_DIGIT_NEAR = re.compile(r"\d\s*$|^\s*\d")
 
 
 def salient(text: str) -> Counter:
     """Return what a copy must keep: numbers, Chinese numerals before a unit, A+/C++ signs, month
-    names, negations (read on the canonical text, so full-width digits and ideographic full stops
-    are the digits and full stops they stand for).
+    names ("may" only beside a number: as a verb it is no date), negations; read on the canonical
+    text, so full-width digits and ideographic full stops are the digits and full stops they stand for.
 
     >>> sorted(salient("2018年招生计划：本科招收 1,200 人，不含专升本。"))
     ['1,200', '2018', '不']
     >>> sorted(salient("Price: $89.99 from March; LG-4031 in v2.0.1")), sorted(salient("３。２"))
     (['2.0.1', '4031', '89.99', 'march'], ['3.2'])
+    >>> sorted(salient("You may renew on 5 May or May 6.").elements()), sorted(salient("You may renew."))
+    (['5', '6', 'may', 'may'], [])
     """
-    return Counter(m.group(0).strip().lower() for m in _SALIENT.finditer(canonical(text)))
+    text = canonical(text)
+    found: Counter = Counter()
+    for match in _SALIENT.finditer(text):
+        token = match.group(0).lower()
+        if token == "may" and not (_DIGIT_NEAR.search(text[max(0, match.start() - 3):match.start()])
+                                   or _DIGIT_NEAR.search(text[match.end():match.end() + 3])):
+            continue
+        found[token] += 1
+    return found
 
 
 def salient_difference(a: str, b: str) -> str | None:

@@ -234,17 +234,37 @@ def test_a_chunk_mapped_to_a_one_group_tuple_scores_as_a_chunk_mapped_to_that_gr
     assert retrieval_metrics(qrels, run, ks=KS, groups=as_tuple) == retrieval_metrics(qrels, run, ks=KS, groups=as_text)
 
 
-def test_chunks_holding_several_facts_keep_every_metric_in_its_range():
+def by_definition(grades: dict, ranking: list, holds: dict, k: int) -> dict:
+    """Return the five metrics at k as written in prepare's rules, one rank at a time."""
+    found, gains, new_counts = set(), [], []
+    for chunk in ranking[:k]:
+        new = [g for g in holds.get(chunk, (chunk,)) if g in grades and grades[g] > 0 and g not in found]
+        found |= set(new)
+        gains.append(max((grades[g] for g in new), default=0))
+        new_counts.append(len(new))
+    relevant = [g for g in grades.values() if g > 0]
+    ideal = sorted(relevant, reverse=True)[:k]
+    dcg = sum(g / log2(i + 2) for i, g in enumerate(gains))
+    first = next((i for i, g in enumerate(gains) if g), None)
+    return {f"hit_rate@{k}": float(bool(found)), f"recall@{k}": sum(new_counts) / len(relevant),
+            f"precision@{k}": sum(1 for g in gains if g) / k, f"mrr@{k}": 0.0 if first is None else 1 / (first + 1),
+            f"ndcg@{k}": dcg / sum(g / log2(i + 2) for i, g in enumerate(ideal))}
+
+
+def test_chunks_holding_several_facts_score_as_defined_and_stay_in_range():
     rng = random.Random(12)
-    for _ in range(200):
+    for _ in range(300):
         facts = [f"e{n}" for n in range(rng.randint(1, 6))]
-        qrels = {"q": {e: rng.choice((1, 2)) for e in facts}}
+        qrels = {"q": {e: rng.choice((0, 1, 2)) for e in facts} | {facts[0]: 2}}
         chunks = [f"c{n}" for n in range(8)]
-        groups = {"q": {c: tuple(rng.sample(facts, rng.randint(0, len(facts)))) for c in chunks}}
-        scores = retrieval_metrics(qrels, {"q": rng.sample(chunks, rng.randint(0, 8))}, ks=(1, 3, 8), groups=groups)["q"]
+        holds = {c: tuple(rng.sample(facts, rng.randint(0, len(facts)))) for c in chunks if rng.random() < 0.8}
+        ranking = rng.sample(chunks, rng.randint(0, 8))
+        scores = retrieval_metrics(qrels, {"q": ranking}, ks=(1, 3, 8), groups={"q": holds})["q"]
+        for k in (1, 3, 8):
+            expected = by_definition(qrels["q"], ranking, holds, k)
+            assert all(abs(scores[m] - v) <= 1e-12 for m, v in expected.items()), (scores, expected)
         assert all(0 <= v <= 1 + 1e-12 for v in scores.values()), scores
         assert scores["recall@1"] <= scores["recall@3"] <= scores["recall@8"]
-        assert (scores["hit_rate@8"] > 0) == (scores["recall@8"] > 0)
 
 
 # References: ranx and trec_eval (pytrec_eval) ===================================================
