@@ -15,7 +15,8 @@ is left out rather than stored as None):
   content words (`STOP_WORDS` removed; exact word forms, no stemming). 0 without evidence.
 - `evidence_groups`: the item's relevant evidence groups by `curate.records.evidence_groups`, with
   the snapshot's duplicate chunks as copies: the one rule the importer (single or multi_evidence),
-  the exports and evalrun's scoring use, so two quotes from one chunk stay one group.
+  the exports and evalrun's scoring use: two quotes of one text (or of copies) are one group, two
+  facts quoted from one chunk are two.
 - `key_points`, `documents` (distinct documents of the relevant evidence), `answerable` (1/0).
 - `conditions`, `negations`: cue words in the question (`ZH_CONDITIONS`, `ZH_NEGATIONS`,
   `EN_CONDITIONS`, `EN_NEGATIONS` in `curate.checks.difficulty.features`, each pattern one count),
