@@ -87,7 +87,7 @@ def test_the_conventions_catch_what_a_page_gets_wrong(tmp_path):
     assert docs.mismatch(["hello ... world"], "hello big world\n") is None
     assert docs.mismatch(["hello", "there"], "there\nhello\n") is not None  # order counts
     assert docs.mismatch(["warning: seen"], "warning: seen\n") is None
-    page.write_text("```console\n$ exit 3\n```\n", encoding="utf-8")
+    page.write_text("```console\n$ sh -c 'exit 3'\n```\n", encoding="utf-8")
     assert "exited 3, the page expects 0" in docs.run(docs.steps(page), tmp_path / "run2").problem
     page.write_text("```yaml\na: 1\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match="neither run nor a file"):

@@ -194,7 +194,7 @@ def _normal(line: str) -> str:
 
 
 def _pattern(line: str) -> re.Pattern:
-    return re.compile("^" + ".*".join(re.escape(part) for part in _normal(line).split("...")) + "$")
+    return re.compile("^" + ".*".join(re.escape(part) for part in re.split(r"\s*\.\.\.\s*", _normal(line))) + "$")
 
 
 def mismatch(expected: list[str], actual: str) -> str | None:
