@@ -56,12 +56,14 @@ def chains(tmp_path_factory) -> Chains:
     return Chains(tmp_path_factory.mktemp("docs"))
 
 
+@pytest.mark.tutorial
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_the_tutorial_runs_as_written(chains, page):
     outcome = chains.run(page)
     assert outcome.problem is None, outcome.problem
 
 
+@pytest.mark.tutorial
 def test_the_readme_quickstart_runs_as_written(tmp_path):
     steps = docs.steps(README, hidden_ok=False)
     assert [s.text for s in steps if s.text.startswith("evalrun report")], "the quickstart ends without a report"
