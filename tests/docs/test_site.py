@@ -58,3 +58,14 @@ def test_every_record_on_disk_is_documented():
             assert f"| `{name}` |" in text, f"{model.__name__}.{name}"
             if issubclass(model, BaseModel) and info.description:
                 assert " ".join(info.description.split())[:40].replace("|", "\\|") in text
+
+
+def test_doctest_examples_are_fenced_as_code_and_the_rest_left_alone():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from griffe_doctests import fence_doctests
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    text = "Return x.\n\n    >>> f([1][0])\n    1\n\nThen prose, [a][b] kept."
+    assert fence_doctests(text) == "Return x.\n\n    ```pycon\n    >>> f([1][0])\n    1\n    ```\n\nThen prose, [a][b] kept."
+    assert fence_doctests("no examples") == "no examples"
