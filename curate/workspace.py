@@ -46,8 +46,7 @@ api_key_env = "{judge_api_key_env}"
 path = "{guidelines}"
 
 # `curate add-failures`: which production rows are failures (the defaults; negative_feedback has a
-# few more), and the team's own personal-data patterns, masked as [NAME] (README, "The monthly
-# regression flow").
+# few more), and the team's own personal-data patterns, masked as [NAME] (docs/how-to/failures.md).
 # [failures]
 # negative_feedback = ["thumbs_down", "down", "-1", "bad", "👎", "踩", "差评"]
 # rating_at_most = 2

@@ -1,6 +1,6 @@
 """The house: packages by capability, imports in one direction without cycles, evalrun reaching
 curate only through its public API, small modules, declared dependencies, tests that mirror the
-packages, and a README whose Layout section draws every folder."""
+packages, and a layout page (docs/explanation/layout.md) that draws every folder."""
 
 from __future__ import annotations
 
@@ -192,9 +192,9 @@ def test_tests_mirror_the_packages():
     assert stray == []
 
 
-def test_readme_layout_draws_every_folder():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    layout = readme.split("## Layout", 1)[1].split("```")[1]
+def test_the_layout_page_draws_every_folder():
+    page = (ROOT / "docs" / "explanation" / "layout.md").read_text(encoding="utf-8")
+    layout = page.split("```")[1]
     drawn = {line.split()[0].rstrip("/") for line in layout.strip().splitlines() if line.strip()}
     folders = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*")
                if p.is_dir() and "__pycache__" not in p.parts} | set(PACKAGES)

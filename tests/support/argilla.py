@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 
@@ -46,3 +48,44 @@ def submit(server, headers, record_id: str, grades: dict[int, int], answerable="
     response = httpx.post(f"{server.url}/api/v1/records/{record_id}/responses", headers=headers,
                           json={"values": values, "status": "submitted"})
     assert response.status_code == 201, response.text
+
+
+CHUNK_ID = re.compile(r"`([^`]+)`")
+
+
+def answer_every_record(url: str, owner_key: str, username: str, password: str, labels: dict,
+                        adjudication: bool = False) -> int:
+    """Submit `username`'s answer to every record of the Argilla datasets they can see (the annotation
+    datasets, or with `adjudication` the adjudication ones), as the web UI would; return how many.
+
+    `labels` maps a piece of the record's question to {chunk id: grade} (the other candidates 0), or
+    to None for a question the knowledge base does not answer. The docs' Argilla tutorial stands in
+    for its annotators with this."""
+    owner = {"X-Argilla-Api-Key": owner_key}
+    token = httpx.post(f"{url}/api/v1/token", data={"username": username, "password": password})
+    token.raise_for_status()
+    annotator = {"Authorization": f"Bearer {token.json()['access_token']}"}
+    done = 0
+    for dataset in httpx.get(f"{url}/api/v1/me/datasets", headers=annotator).json()["items"]:
+        if dataset["name"].endswith("-adjudication") != adjudication:
+            continue
+        names = [q["name"] for q in httpx.get(f"{url}/api/v1/datasets/{dataset['id']}/questions",
+                                              headers=owner).json()["items"]]
+        found = httpx.post(f"{url}/api/v1/datasets/{dataset['id']}/records/search", headers=owner,
+                           json={"query": {}}, params={"limit": 1000}).json()["items"]
+        for hit in found:
+            record = hit["record"]
+            key = next(k for k in labels if k in record["fields"]["question"])
+            wanted = labels[key] or {}
+            values = {}
+            for name in names:
+                if name.startswith("relevance_"):
+                    field = record["fields"].get(f"chunk_{name.split('_')[1]}", "")
+                    chunk = CHUNK_ID.search(field)
+                    values[name] = {"value": wanted.get(chunk.group(1), 0) if chunk else 0}
+            values["answerable"] = {"value": "unanswerable" if labels[key] is None else "answerable"}
+            response = httpx.post(f"{url}/api/v1/records/{record['id']}/responses", headers=annotator,
+                                  json={"values": values, "status": "submitted"})
+            response.raise_for_status()
+            done += 1
+    return done
