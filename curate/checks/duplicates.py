@@ -331,6 +331,8 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
                   "label_conflicts": len(report.conflicts), "rejected": len(report.rejected),
                   "review": len(report.review), "unreadable_questions": used.unreadable}
+        if too_long := too_long_for_fuzzy([i.question for i in items if i.status != "rejected"]):
+            counts["too_long_for_fuzzy"] = too_long
         if report.chunk_groups is not None:
             counts["chunk_groups"] = len(report.chunk_groups)
         meta.checks.duplicates = DuplicatesCheck(

@@ -173,6 +173,7 @@ def _phone_numbers(read: str) -> Iterable[tuple[int, int]]:
     phone punctuation (seven digits or more) at a time, a long run a window at a time: a number that
     starts in a window's core and ends inside the window counts (every number of up to WINDOW
     characters is seen whole by one window)."""
+    found: dict[str, list[tuple[int, int]]] = {}   # a window's text -> its matches (a log repeats itself)
     for run in PHONE_RUN.finditer(read):
         start, end = run.span()
         if sum(c.isdigit() for c in run.group()) < 7:
@@ -182,8 +183,14 @@ def _phone_numbers(read: str) -> Iterable[tuple[int, int]]:
         for core_start, core_end in cores:
             low, stop = max(0, core_start - 1), min(end, core_end + WINDOW)
             high = min(len(read), stop + CONTEXT)
-            for match in phonenumbers.PhoneNumberMatcher(read[low:high], "CN", leniency=phonenumbers.Leniency.VALID):
-                first, last = low + match.start, low + match.end
+            window = read[low:high]
+            if window not in found:
+                if len(found) > 10_000:
+                    found.clear()
+                found[window] = [(m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(
+                    window, "CN", leniency=phonenumbers.Leniency.VALID)]
+            for first, last in found[window]:
+                first, last = low + first, low + last
                 if (core_start <= first < core_end and not (stop < end and last >= stop)
                         and not (first > 0 and read[first - 1].isdigit())):
                     yield first, last
