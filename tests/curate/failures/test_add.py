@@ -309,3 +309,15 @@ def test_every_shape_and_every_row_id_is_masked_and_a_long_question_stays_linear
     assert max(compared) <= duplicates.FUZZY_MAX_CHARS and max(embedded) <= embeddings.MAX_EMBEDDED_CHARS
     assert "1 failing questions are longer than 2,000 characters" in result.stderr
     assert "names of people and street addresses are not masked" in " ".join(result.stdout.split())
+
+
+def test_a_csv_log_takes_a_question_longer_than_the_csv_modules_own_limit(production, tmp_path):
+    import csv
+    curate, _ = production
+    question = "网关升级后日志导出失败，错误码 LG-4031。" * 10_000 + "电话 13812345678"   # 240,000 characters
+    log = tmp_path / "long.csv"
+    with open(log, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["question", "feedback"], [question, "thumbs_down"]])
+    curate("add-failures", log, "--dataset", "faq", "--month", "2026-11", "--no-semantic")   # was: exit 2
+    added = [i for i in DatasetStore(curate.workspace).items("faq") if i.source == "production"]
+    assert [i.question[-13:] for i in added] == ["1。电话 [PHONE]"]
