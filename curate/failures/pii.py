@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import phonenumbers
 
 from curate.failures.shapes import (EMAIL, KEPT, KEPT_HINTS, LONG_DIGITS, MOBILE, NAMED, PASSPORT, PHONE_RUN, PLATE,
-                                    SEVEN_DIGITS, SPELLED_EMAIL, card_issuer, luhn, old_resident_id, read_copy,
+                                    SEVEN_DIGITS, SPELLED_EMAIL, card_issuer, kept, luhn, old_resident_id, read_copy,
                                     resident_id, spelled_email)
 
 __all__ = ["KINDS", "NOT_MASKED", "Scrubbed", "Scrubber", "compile_patterns", "luhn", "resident_id"]
@@ -114,7 +114,7 @@ class Scrubber:
                                                   if m.group().count(":") >= 2 and _ip(m.group())))
         lowered = read.lower()
         if any(word in lowered for word in KEPT_HINTS):
-            read = self._take(read, spans, _KEPT, (m.span(1) for m in KEPT.finditer(read)))
+            read = self._take(read, spans, _KEPT, (m.span(1) for m in KEPT.finditer(read) if kept(m.group(1))))
         for kind, words, pattern in NAMED:
             if any(word in lowered for word in words):
                 read = self._take(read, spans, kind, (m.span(m.lastindex) for m in pattern.finditer(read)))

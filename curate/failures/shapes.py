@@ -3,7 +3,7 @@ linear in the text (no pattern can backtrack over more than a bounded stretch, o
 a run of its characters starts), so a 6 MB question costs seconds, not minutes.
 
 Every pattern reads the *read copy* of a text (`read_copy`): as long as the text, character for
-character, with full-width forms read as ASCII, Chinese numerals inside a run of seven or more read as
+character, with full-width forms read as ASCII, spaces of any width and invisible characters as spaces, Chinese numerals inside a run of seven or more read as
 digits (一三八一二三四五六七八, 幺 for one, 〇 and 零 for zero) and the odd separators people put between
 the digits of a number (em and en dashes, slashes, underscores, middle dots) read as "-". A span found
 there is the same span in the text.
@@ -22,8 +22,11 @@ from datetime import date
 CJK_NUMERALS = "〇零一二三四五六七八九幺"
 _NUMERAL_DIGITS = "001234567891"
 _SEPARATORS = "—–―‐‑‒−_／/·•・~～"
+# spaces of every width and the invisible characters a number can be split with (138\u200b1234\u200b5678)
+_SPACES = "\u00a0\u00ad\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u200c\u200d" \
+          "\u200e\u200f\u202f\u205f\u2060\u3000\ufeff\t"
 READ_AS = str.maketrans({**{chr(0xFF10 + d): str(d) for d in range(10)}, "＋": "+", "－": "-", "＠": "@",
-                         "．": ".", "：": ":", "（": "(", "）": ")", "\u3000": " ", "Ｘ": "X", "ｘ": "x", "＃": "#",
+                         "．": ".", "：": ":", "（": "(", "）": ")", **{c: " " for c in _SPACES}, "Ｘ": "X", "ｘ": "x", "＃": "#",
                          **{chr(0xFF21 + n): chr(0x41 + n) for n in range(26)},
                          **{chr(0xFF41 + n): chr(0x61 + n) for n in range(26)}})
 _NUMERALS_AS_DIGITS = str.maketrans(CJK_NUMERALS, _NUMERAL_DIGITS)
@@ -186,9 +189,10 @@ NAMED = (
     ("WECHAT", ("微信", "wechat", "weixin", "wx", "vx"), re.compile(r"(?i)(?:微信|wechat|weixin|(?<![a-z])[wv]x)(?:\s*(?:号|id|账号|帐号))?\s*"
                           r"(?:[:：是为]\s*([a-z][-_a-z0-9]{5,19})|((?=[-_a-z]*[0-9_\-])[a-z][-_a-z0-9]{5,19}|"
                           r"[1-9][0-9]{4,10}))(?![-_a-z0-9])")),
-    ("PHONE", ("电话", "座机", "固话", "手机", "tel", "phone"), re.compile(r"(?i)(?:电话|座机|固话|手机|tel|phone)(?:号码|号)?[\s:：是为]{0,3}([2-9][0-9]{6,7})(?![0-9])")),
+    ("PHONE", ("电话", "座机", "固话", "手机", "tel", "phone"), re.compile(r"(?i)(?:电话|座机|固话|手机|(?<![a-z])tel|(?<![a-z])phone)(?:号码|号)?[\s:：是为]{0,3}([2-9][0-9]{6,7})(?![0-9])")),
 )
-# a number named as an order, ticket or tracking number: no personal data, kept
+# a number named as an order, ticket or tracking number: no personal data, kept (unless it has the shape
+# of a mobile number or a resident ID number: `kept`)
 KEPT_HINTS = ("单", "号", "order", "ticket", "tracking", "invoice", "serial", "sn")
 KEPT = re.compile(r"(?i)(?<![a-z])(?:订单号?|单号|流水号|交易号|工单号?|发票号码?|批次号|序列号|order\s*(?:no\.?|number|id|#)?|"
                   r"ticket\s*(?:no\.?|number|id|#)?|tracking\s*(?:no\.?|number)?|invoice\s*(?:no\.?|number)?|"
@@ -203,3 +207,13 @@ _PROVINCE_SHORT = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋�
 PLATE = re.compile(rf"(?i)[{_PROVINCE_SHORT}][A-HJ-NP-Z][ ·•・.\-]?"
                    r"(?=(?:[A-HJ-NP-Z]*[0-9]){2})(?:[DF][A-HJ-NP-Z0-9][0-9]{4}|[0-9]{5}[DF]|"
                    r"[A-HJ-NP-Z0-9]{4}[A-HJ-NP-Z0-9挂学警港澳])(?![A-Za-z0-9])")
+
+
+def kept(value: str) -> bool:
+    """Return whether a value named as an order or ticket number is kept as it is: not when it is a
+    Chinese mobile number or a resident ID number (some shops number orders by the buyer's phone).
+
+    >>> kept("2026110312345678"), kept("13812345678"), kept("11010519491231002X")
+    (True, False, False)
+    """
+    return not (MOBILE.fullmatch(value) or resident_id(value))

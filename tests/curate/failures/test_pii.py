@@ -87,6 +87,8 @@ def test_team_patterns_come_first_and_a_bad_one_names_the_file_and_key(workspace
     ("座机 010—62345678 转分机", "座机 [PHONE] 转分机"),
     ("固话 021/62345678 报修", "固话 [PHONE] 报修"),
     ("家里电话 62345678 打不通", "家里电话 [PHONE] 打不通"),   # a local number, named
+    ("订单 13812345678 没到", "订单 [PHONE] 没到"),
+    ("手机 138\u200b1234\u200b5678，138\u00a01234\u00a05678", "手机 [PHONE]，[PHONE]"),   # invisible, no-break spaces           # named as an order, shaped as a mobile: masked
     # e-mail: Chinese domains, spelled out, # for @, a Chinese full stop for the dot
     ("联系邮箱：张三@例子.中国", "联系邮箱：[EMAIL]"),
     ("学校邮箱 wang@北京大学.cn", "学校邮箱 [EMAIL]"),
@@ -132,7 +134,7 @@ def test_every_shape_is_masked_whatever_its_spelling(text, masked):
     "微信 openid 获取失败", "WeChat payment fails on iOS", "Q3 2026 的路线图",
     "I looked at the dot com bubble", "Can I log in at portal.example.com?",
     "产品编号 E1001", "G1234 次列车晚点", "京A 和 粤B 的区别", "型号 SM-G9980", "2026/11/03 的账单",
-    "ISBN 978-7-111-12345-6", "第一二三四五六期",
+    "ISBN 978-7-111-12345-6", "第一二三四五六期", "hotel 1234567 room", "工单号 WO-20261103-7788",
 ])
 def test_look_alikes_stay(text):
     scrubber = Scrubber()
