@@ -394,11 +394,17 @@ def iter_json_objects(path: Path, encoding: str = "utf-8", text: str | None = No
         yield number, value
 
 
+CSV_FIELD_MAX = 64 << 20
+
+
 def _csv_rows(stream: TextIO, path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
     """Yield (line the row starts on, cells) for each non-blank CSV row of `stream` (opened with
     newline=""); a quote left open, or text after a closing quote, is an InputError naming the line the
     quoted field opened on and its column (the csv module alone would merge the lines up to the next
     quote into one field)."""
+    # the csv module's own limit (128 KB a field) refused a 600 KB question that JSONL takes; 64 MB
+    # still stops a quote left open from reading a whole log into one field
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_MAX))
     reader = csv.reader(stream, strict=True)
     header: list[str] | None = None
     while True:

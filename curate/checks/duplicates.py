@@ -44,6 +44,10 @@ STATUS_RANK = {"verified": 0, "labelled": 1, "draft": 2, "needs_adjudication": 3
                "needs_evidence": 5, "quarantined": 6, "rejected": 7}
 SOURCE_RANK = {"human": 0, "production": 1, "synthetic": 2}
 ROWS_PER_BLOCK = 2000
+# Longer folded questions (a pasted document, a log) are matched exactly, by form and by meaning, not by
+# characters: rapidfuzz's cost grows with the product of two texts' lengths (a 6 MB question against
+# itself took minutes). `too_long_for_fuzzy` counts them, so a caller can say so.
+FUZZY_MAX_CHARS = 2000
 # Politeness and question particles that change nothing of what is asked, at the start or the end of a
 # folded question. 请 is one only before what it asks for: 请假, 请求, 请客 ... are words of their own.
 OPENERS = ("请问一下", "请问下", "请问", "请教一下", "请教", "麻烦问一下", "麻烦问下", "想问一下", "想问下", "问一下",
@@ -106,11 +110,13 @@ def question_edges(items: Sequence[EvalItem], settings: DupSettings,
             first_form[key] = index
     exact = {(e.a, e.b) for e in edges} | {(e.b, e.a) for e in edges}
     seen = set(exact)
-    for start in range(0, len(items), ROWS_PER_BLOCK):
-        block = process.cdist(folded[start:start + ROWS_PER_BLOCK], folded, scorer=fuzz.ratio,
+    short = [n for n, text in enumerate(folded) if len(text) <= FUZZY_MAX_CHARS]
+    compared = [folded[n] for n in short]
+    for start in range(0, len(short), ROWS_PER_BLOCK):
+        block = process.cdist(compared[start:start + ROWS_PER_BLOCK], compared, scorer=fuzz.ratio,
                               score_cutoff=settings.fuzzy_min, dtype=np.uint8, workers=-1)
         for row, column in zip(*np.nonzero(block)):
-            i, j = start + int(row), int(column)
+            i, j = short[start + int(row)], short[int(column)]
             if i < j and folded[i] != folded[j] and (items[i].id, items[j].id) not in exact:
                 edges.append(Edge(items[i].id, items[j].id, "fuzzy", float(block[row, column])))
                 seen.add((items[i].id, items[j].id))
@@ -125,6 +131,15 @@ def question_edges(items: Sequence[EvalItem], settings: DupSettings,
                 if i < j and pair not in seen and folded[i] != folded[j]:
                     edges.append(Edge(*pair, "semantic", round(float(similarity[row, column]), 3)))
     return edges
+
+
+def too_long_for_fuzzy(questions: Sequence[str]) -> int:
+    """Return how many questions are too long for the fuzzy match (`FUZZY_MAX_CHARS` folded characters).
+
+    >>> too_long_for_fuzzy(["短问题", "长" * 2001])
+    1
+    """
+    return sum(len(fold(q)) > FUZZY_MAX_CHARS for q in questions)
 
 
 def _same_evidence(a: EvalItem, b: EvalItem) -> bool:
@@ -199,7 +214,9 @@ class DupReport:
         return bool(self.semantic and self.semantic.degraded)
 
 
-_NUMBER = re.compile(r"(?:[a-z]+-?)?[0-9][0-9a-z.\-/:]*")
+# starting only where a run of letters starts: tried from inside a run too, a long run of letters
+# without a digit cost its length squared (50,000 letters: 47 s)
+_NUMBER = re.compile(r"(?<![a-z])(?:[a-z]+-?)?[0-9][0-9a-z.\-/:]*")
 
 
 def numbers_of(question: str) -> Counter:
@@ -314,6 +331,8 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
                   "label_conflicts": len(report.conflicts), "rejected": len(report.rejected),
                   "review": len(report.review), "unreadable_questions": used.unreadable}
+        if too_long := too_long_for_fuzzy([i.question for i in items if i.status != "rejected"]):
+            counts["too_long_for_fuzzy"] = too_long
         if report.chunk_groups is not None:
             counts["chunk_groups"] = len(report.chunk_groups)
         meta.checks.duplicates = DuplicatesCheck(

@@ -9,6 +9,7 @@ import click
 from curate.cli.display import console, report_skipped, short, table
 from curate.cli.base import workspace_of
 from curate.failures.add import add_failures
+from curate.failures.pii import NOT_MASKED
 
 
 @click.command("add-failures")
@@ -43,6 +44,7 @@ def add_failures_command(ctx: click.Context, logs: tuple[Path, ...], dataset: st
     if report.already:
         click.echo(f"{dataset}: these {month} logs were added before, in batch {batch.batch} ({batch.at}): "
                    f"nothing added")
+        click.echo(f"note: {NOT_MASKED}")
         return
     report_skipped(report.skipped)
     for note in report.notes:
@@ -71,6 +73,7 @@ def add_failures_command(ctx: click.Context, logs: tuple[Path, ...], dataset: st
     out.print(f"added {counts.get('added', 0)} (needs_evidence), duplicates "
               f"{counts.get('duplicates', 0)}, leaks {counts.get('leaks', 0)} (quarantined), personal data masked "
               f"{counts.get('personal_data_masked', 0)}")
+    out.print(f"note: {NOT_MASKED}", soft_wrap=True)
     if batch.numbers_differ:
         new, old = batch.numbers_differ[0]
         out.print(f"kept apart, though alike: {len(batch.numbers_differ)} new items whose numbers or codes differ from "

