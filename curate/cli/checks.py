@@ -73,11 +73,20 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                               short(" | ".join(g.differs), 70)) for g in report.chunk_groups[:50]]))
             out.print("a group that is not copies: `curate check-dups --dataset "
                       f"{dataset} --kb --undo GROUP_ID`")
-        if report.withheld:
-            out.print(f"not joined, though alike: {len(report.withheld)} pairs of chunks that differ in a number, "
+        differ = [w for w in report.withheld if w.why == "differs"]
+        neighbours = [w for w in report.withheld if w.why != "differs"]
+        if differ:
+            out.print(f"not joined, though alike: {len(differ)} pairs of chunks that differ in a number, "
                       "date, version, code or negation")
             out.print(table(None, ("chunk", "chunk", "score", "differs in"),
-                            [(w.a, w.b, w.score, short(w.differs, 60)) for w in report.withheld[:20]]))
+                            [(w.a, w.b, w.score, short(w.differs, 60)) for w in differ[:20]]))
+        if neighbours:
+            overlapping = sum(w.why == "overlap" for w in neighbours)
+            out.print(f"not joined, though alike: {len(neighbours)} pairs of neighbours, not copies ({overlapping} "
+                      f"overlap: each holds text the other lacks; {len(neighbours) - overlapping} contained: the "
+                      f"longer adds text of its own)")
+            out.print(table(None, ("chunk", "chunk", "score", "why"),
+                            [(w.a, w.b, w.score, short(w.differs, 70)) for w in neighbours[:20]]))
         if report.undone:
             out.print(f"taken apart and kept apart: {', '.join(report.undone)}")
     if report_path:
