@@ -26,7 +26,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, LCSseq
 
 from curate.checks.clusters import Edge, clusters
-from curate.checks.copy_rule import BOILERPLATE_DOCS, compare, edits
+from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE, compare, edits
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
@@ -183,7 +183,9 @@ def _without(text: str, folded_spans: list[tuple[int, int]]) -> str:
 
 
 class _Boilerplate:
-    """Says whether a folded text is boilerplate: at least BOILERPLATE_DOCS documents of the snapshot hold it."""
+    """Says whether a folded text is boilerplate: at least BOILERPLATE_DOCS documents of the snapshot hold it
+    at the start or the end of a chunk (a header, a footer, a closing "popular questions" block), give or
+    take BOILERPLATE_EDGE folded characters; a sentence quoted in the middle of pages is not."""
 
     def __init__(self, index: KBIndex):
         self.index = index
@@ -195,7 +197,8 @@ class _Boilerplate:
             docs: set[str] = set()
             for position, _ in self.index.ngrams.candidates(run, min_share=1.0, limit=len(chunks),
                                                             max_postings=len(chunks)):
-                if run in folded[position]:
+                at = folded[position].find(run)
+                if at >= 0 and (at <= BOILERPLATE_EDGE or at + len(run) >= len(folded[position]) - BOILERPLATE_EDGE):
                     docs.add(chunks[position].doc_id)
                     if len(docs) >= BOILERPLATE_DOCS:
                         break

@@ -5,8 +5,9 @@ Texts are compared folded (`curate.text.normalize.fold`: width, case, white spac
 gone, so formatting is already the same). The characters each text holds that the other lacks are
 those outside a longest common subsequence of the two. Of those:
 
-- runs that at least `BOILERPLATE_DOCS` documents of the snapshot hold (a footer, a header, a
-  copyright line) are boilerplate: they say nothing about this page and are set aside;
+- runs that at least `BOILERPLATE_DOCS` documents of the snapshot hold at the start or the end of a
+  chunk (a footer, a header, a copyright line) are boilerplate: they say nothing about this page and
+  are set aside (a sentence that other pages quote in their middle is text of its own);
 - the rest are *small edits* when they total at most max(3, 1%) of the text's folded characters
   ("本文" → "本页", a typo, a year: the number rule of `copies` decides those).
 
@@ -26,7 +27,8 @@ from typing import Literal
 
 from rapidfuzz.distance import Indel
 
-BOILERPLATE_DOCS = 3      # documents that must hold a text for it to be boilerplate
+BOILERPLATE_DOCS = 3      # documents that must hold a text at a chunk's start or end for it to be boilerplate
+BOILERPLATE_EDGE = 10     # folded characters it may sit from that start or end
 BOILERPLATE_MIN = 4       # folded characters from which a run can be boilerplate (one 4-gram)
 EDGE_MIN = 2              # folded characters held alone at an edge that make a shift, not an edit
 
