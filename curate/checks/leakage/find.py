@@ -57,7 +57,7 @@ A question that only reuses phrases of its evidence keeps its own question words
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from curate.checks.clusters import Edge
@@ -173,27 +173,28 @@ class _Copy:
     window: str
 
 
-def _copies_in(text: str, needle: str, most: int = 8) -> list[_Copy]:
-    """Return where the folded `needle` sits in `text`, each place it does (up to `most`), first first."""
+def _copies_in(text: str, needle: str, most: int = 8) -> Iterator[_Copy]:
+    """Yield where the folded `needle` sits in `text`, each place it does (up to `most`), first first; each
+    found only when asked for (most questions stand at their first place)."""
     folded, offsets = fold_with_map(text)
-    found, at = [], 0
-    while at < len(folded) and len(found) < most:
+    at = 0
+    for _ in range(most):
+        if at >= len(folded):
+            return
         _, window_start, window_end = containment(needle, folded[at:])
         window_start, window_end = window_start + at, window_end + at
         if window_end <= window_start:
-            break
+            return
         a, b = copy_span(needle, folded, window_start, window_end)
         if b <= a:
-            break
-        found.append(_Copy(text, offsets[a], offsets[b - 1] + 1,
-                           text[offsets[window_start]:offsets[window_end - 1] + 1]))
+            return
+        yield _Copy(text, offsets[a], offsets[b - 1] + 1, text[offsets[window_start]:offsets[window_end - 1] + 1])
         at = a + 1
-    return found
 
 
 def _copy_in(text: str, needle: str) -> _Copy | None:
     """Return where the folded `needle` first sits in `text`, or None if the folded text holds no copy."""
-    return next(iter(_copies_in(text, needle, most=1)), None)
+    return next(_copies_in(text, needle, most=1), None)
 
 
 def _text_of(index: KBIndex, places: list[int]) -> str:
