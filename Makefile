@@ -55,6 +55,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/leakage.py
 	$(BIN)/python benchmarks/paraphrase_zh.py
+	$(BIN)/python benchmarks/leakage_natural.py
+	$(BIN)/python benchmarks/paraphrase_faq.py
+	$(BIN)/python benchmarks/copies.py
 	$(BIN)/python benchmarks/grading.py
 	$(BIN)/python benchmarks/consistency.py
 	$(BIN)/python benchmarks/argilla_push.py

@@ -20,7 +20,8 @@ timed. Built deterministically from the seeded rng it is given:
   least 6 folded characters (shorter ones are not checked by design) that have no alike question among the
   items (containment >= 0.85 either way; otherwise a leak of one would legitimately flag its twin):
   exact, width_punct (full-width letters/digits, other punctuation, spaces), words_inserted (1-3 words of
-  1-4 characters, at most 25% of the folded length), partial_copy (cut at 25-75% of the question),
+  1-4 characters, at most 25% of the folded length; an extra comma or word never inside a number or a Latin
+  word: "20当时08年" is another number, which the check tells apart), partial_copy (cut at 25-75% of the question),
   qa_pair ("问：…答：…"), long_answer (reference answer replaced by the evidence sentence with its clauses
   reversed, >= 25 folded characters, containment in its own evidence < 0.95, i.e. not extractive; that answer
   is written into a new chunk).
@@ -38,6 +39,7 @@ Natural data (no injected leak but the controls; built without the rng):
 import json
 import random
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -118,17 +120,32 @@ PUNCT_SWAP = {"？": "?", "?": "？", "，": ",", ",": "，", "、": ",", "《":
               "（": "(", "）": ")", "(": "（", ")": "）", "：": ":", "。": "."}
 
 
+def _latin_or_digit(char: str) -> bool:
+    char = unicodedata.normalize("NFKC", char)
+    return char.isascii() and char.isalnum()
+
+
+def between_tokens(text, at: int) -> int:
+    """Return `at`, moved past the end of a number or Latin word it would cut: an insertion inside one
+    writes another number or name ("20当时08年", "Sta一下m1na", "60, 3"), which the check rightly tells apart."""
+    while 0 < at < len(text) and _latin_or_digit(text[at - 1]) and _latin_or_digit(text[at]):
+        at += 1
+    return at
+
+
 def width_punct(question: str, rng: random.Random) -> str:
-    """Full-width letters and digits, swapped punctuation, 1-3 spaces and one extra comma."""
+    """Full-width letters and digits, swapped punctuation, 1-3 spaces and one extra comma (never inside a number
+    or a Latin word)."""
     chars = [PUNCT_SWAP.get(c, full_width(c)) for c in question]
     for _ in range(rng.randint(1, 3)):
         chars.insert(rng.randint(1, len(chars) - 1), " ")
-    chars.insert(rng.randint(1, len(chars) - 1), rng.choice(("，", ", ", "、")))
+    chars.insert(between_tokens(chars, rng.randint(1, len(chars) - 1)), rng.choice(("，", ", ", "、")))
     return "".join(chars)
 
 
 def words_inserted(question: str, rng: random.Random) -> tuple[str, list[str]]:
-    """Insert 1-3 short words (1-4 characters, <= 25% of the folded length in all) at random places."""
+    """Insert 1-3 short words (1-4 characters, <= 25% of the folded length in all) at random places (never inside
+    a number or a Latin word)."""
     budget = len(fold(question)) // 4
     words = []
     for _ in range(rng.randint(1, 3)):
@@ -139,7 +156,7 @@ def words_inserted(question: str, rng: random.Random) -> tuple[str, list[str]]:
         words = ["的"]  # never reached for questions of >= 6 folded characters (budget >= 1)
     text = question
     for word in words:
-        at = rng.randint(1, len(text) - 1)
+        at = between_tokens(text, rng.randint(1, len(text) - 1))
         text = text[:at] + word + text[at:]
     return text, words
 

@@ -1,6 +1,11 @@
 """Duplicate chunks of a KB snapshot (`check-dups --kb`): copies of one text become one evidence
 equivalence group, so finding any copy finds the evidence.
 
+A near copy is one text up to formatting, small edits and boilerplate (`curate.checks.copy_rule`):
+two windows of one page shifted by a sentence, each holding text the other lacks, are neighbours,
+never copies; nor is a chunk that holds another and adds text of its own. Both are reported as
+withheld (`overlap`, `contained`) when they read alike (ratio >= near_min).
+
 A near copy is a copy only when it says the same thing. Two chunks that differ in a number, a
 date, a version, a code or a negation are never joined, however alike they read: the 2017 and
 2018 editions of a brochure differ only in their quotas, and the 2017 chunk must not get credit
@@ -10,17 +15,19 @@ differs between its members, and a wrong one can be undone (`undo`): it is never
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel, LCSseq
 
 from curate.checks.clusters import Edge, clusters
+from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE, compare, edits
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
+from curate.text.normalize import fold_with_map, normalize
 from curate.text.salient import salient_difference
 
 
@@ -30,9 +37,16 @@ def text_difference(a: str, b: str, limit: int = 3, width: int = 24) -> str:
     >>> text_difference("本文列出所有错误码", "本页列出所有错误码")
     "'文' → '页'"
     """
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    parts = [f"{a[i1:i2][:width]!r} → {b[j1:j2][:width]!r}" for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-             if tag != "equal"]
+    # rapidfuzz's alignment, not difflib's: difflib takes seconds on two 7,000-character chunks
+    changes: list[list[int]] = []   # [a start, a end, b start, b end] of each run of edits
+    for op in Indel.opcodes(a, b):
+        if op.tag == "equal":
+            continue
+        if changes and changes[-1][1] == op.src_start and changes[-1][3] == op.dest_start:
+            changes[-1][1], changes[-1][3] = op.src_end, op.dest_end
+        else:
+            changes.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+    parts = [f"{a[i1:i2][:width]!r} → {b[j1:j2][:width]!r}" for i1, i2, j1, j2 in changes]
     if not parts:
         return "identical text"
     return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
@@ -60,10 +74,13 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     edges: list[Edge] = []
     withheld: list[WithheldPair] = []
 
-    def consider(a: int, b: int, method: str, score: float) -> None:
+    def consider(a: int, b: int, method: str, score: float, set_aside: tuple[list, list] = ([], [])) -> None:
         if not allowed(a, b):
             return
-        differs = salient_difference(chunks[a].text, chunks[b].text)
+        # boilerplate set aside is not compared (a footer's "© 2024" is no number of the page), nor
+        # segmentation spaces ("十 万 匹" is "十万匹")
+        differs = salient_difference(normalize(_without(chunks[a].text, set_aside[0])),
+                                     normalize(_without(chunks[b].text, set_aside[1])))
         if differs is None:
             edges.append(Edge(ids[a], ids[b], method, score))
         else:
@@ -83,10 +100,20 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     keep = np.zeros(len(folded), dtype=bool)
     keep[unique] = True
     signature[~keep] = np.iinfo(np.uint64).max
+    boilerplate = _Boilerplate(index)
     for a, b in sorted(candidate_pairs(signature)):
+        if not allowed(a, b):
+            continue
         score = fuzz.ratio(folded[a], folded[b])
-        if score >= near_min:
-            consider(a, b, "near", round(score, 1))
+        if score < near_min and not _nearly_contained(folded[a], folded[b]):
+            continue
+        comparison = compare(folded[a], folded[b], boilerplate.holds)
+        if comparison.relation != "copy":
+            if score >= near_min:   # alike enough to pass for copies: say why they are not
+                withheld.append(WithheldPair(a=ids[a], b=ids[b], score=round(score, 1), differs=comparison.why(),
+                                             why=comparison.relation))
+        elif comparison.score >= near_min:
+            consider(a, b, "near", comparison.score, (comparison.set_aside_a, comparison.set_aside_b))
     position = {chunk_id: n for n, chunk_id in enumerate(ids)}
     groups = []
     for cluster in clusters(edges, position):
@@ -97,6 +124,48 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
             min_score=min(e.score for e in cluster.edges),
             differs=[f"{m}: {text_difference(head, chunks[position[m]].text)}" for m in cluster.members[1:]]))
     return groups, withheld
+
+
+def _nearly_contained(a: str, b: str) -> bool:
+    """Return whether the shorter of two folded texts lies in the longer but for small edits."""
+    shorter = min(len(a), len(b))
+    return LCSseq.similarity(a, b) >= shorter - edits(shorter)
+
+
+def _without(text: str, folded_spans: list[tuple[int, int]]) -> str:
+    """Return `text` without the stretches that the spans of its folded text cover."""
+    if not folded_spans:
+        return text
+    _, offsets = fold_with_map(text)
+    kept, at = [], 0
+    for start, end in sorted(folded_spans):
+        kept.append(text[at:offsets[start]])
+        at = offsets[end - 1] + 1
+    return "".join(kept) + text[at:]
+
+
+class _Boilerplate:
+    """Says whether a folded text is boilerplate: at least BOILERPLATE_DOCS documents of the snapshot hold it
+    at the start or the end of a chunk (a header, a footer, a closing "popular questions" block), give or
+    take BOILERPLATE_EDGE folded characters; a sentence quoted in the middle of pages is not."""
+
+    def __init__(self, index: KBIndex):
+        self.index = index
+        self.known: dict[str, bool] = {}
+
+    def holds(self, run: str) -> bool:
+        if run not in self.known:
+            folded, chunks = self.index.folded, self.index.chunks
+            docs: set[str] = set()
+            for position, _ in self.index.ngrams.candidates(run, min_share=1.0, limit=len(chunks),
+                                                            max_postings=len(chunks)):
+                at = folded[position].find(run)
+                if at >= 0 and (at <= BOILERPLATE_EDGE or at + len(run) >= len(folded[position]) - BOILERPLATE_EDGE):
+                    docs.add(chunks[position].doc_id)
+                    if len(docs) >= BOILERPLATE_DOCS:
+                        break
+            self.known[run] = len(docs) >= BOILERPLATE_DOCS
+        return self.known[run]
 
 
 def write_chunk_groups(index: KBIndex, groups: list[ChunkGroup], withheld: list[WithheldPair], near_min: float,

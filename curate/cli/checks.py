@@ -73,11 +73,20 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                               short(" | ".join(g.differs), 70)) for g in report.chunk_groups[:50]]))
             out.print("a group that is not copies: `curate check-dups --dataset "
                       f"{dataset} --kb --undo GROUP_ID`")
-        if report.withheld:
-            out.print(f"not joined, though alike: {len(report.withheld)} pairs of chunks that differ in a number, "
+        differ = [w for w in report.withheld if w.why == "differs"]
+        neighbours = [w for w in report.withheld if w.why != "differs"]
+        if differ:
+            out.print(f"not joined, though alike: {len(differ)} pairs of chunks that differ in a number, "
                       "date, version, code or negation")
             out.print(table(None, ("chunk", "chunk", "score", "differs in"),
-                            [(w.a, w.b, w.score, short(w.differs, 60)) for w in report.withheld[:20]]))
+                            [(w.a, w.b, w.score, short(w.differs, 60)) for w in differ[:20]]))
+        if neighbours:
+            overlapping = sum(w.why == "overlap" for w in neighbours)
+            out.print(f"not joined, though alike: {len(neighbours)} pairs of neighbours, not copies ({overlapping} "
+                      f"overlap: each holds text the other lacks; {len(neighbours) - overlapping} contained: the "
+                      f"longer adds text of its own)")
+            out.print(table(None, ("chunk", "chunk", "score", "why"),
+                            [(w.a, w.b, w.score, short(w.differs, 70)) for w in neighbours[:20]]))
         if report.undone:
             out.print(f"taken apart and kept apart: {', '.join(report.undone)}")
     if report_path:
@@ -98,7 +107,8 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
 @click.option("--reason", help="With --allow: why the findings are not leaks (recorded).")
 @click.option("--by", "accepted_by", metavar="NAME", help="With --allow: who accepts them (default: the login name).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
-@click.option("--no-semantic", is_flag=True, help="Split leaks from exact and fuzzy matches only.")
+@click.option("--no-semantic", is_flag=True, help="No embeddings: split leaks from exact and fuzzy matches only, "
+              "and no search for KB questions that ask an item's question in other words.")
 @click.option("--answer-min-chars-zh", type=click.IntRange(min=1), default=25, show_default=True,
               help="Folded characters from which a Chinese answer is long-form.")
 @click.option("--answer-min-chars-en", type=click.IntRange(min=1), default=60, show_default=True,
@@ -115,8 +125,9 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
         workspace.refuse_state(report_path, field="report")
     report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
                                reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic)
-    if report.semantic and report.semantic.note:
-        click.echo(report.semantic.note, err=True)
+    for semantic_pass in (report.semantic, report.paraphrase):
+        if semantic_pass and semantic_pass.note:
+            click.echo(semantic_pass.note, err=True)
     out = console()
     found = "clean"
     if report.findings:
@@ -126,12 +137,14 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
                       f"quarantined, {len(report.with_status('accepted'))} accepted")
     if report.record.outcome == "incomplete":
         found = ("incomplete: no leak found, " if found == "clean" else found + "; incomplete: ") + \
-            "split leaks by meaning were not looked for (see the note)"
+            "leaks by meaning (alike items across the split, paraphrases of KB questions) were not all looked for " \
+            "(see the note)"
     out.print(f"{ref}: {found} ({report.checked} items checked against {report.kb_snapshot})")
     if report.findings:
         statuses = any(f.status != "open" for f in report.findings)
         why = any(f.standing for f in report.findings)
-        rows = [(f.item_id, f.kind, f.method, f"{f.score:g}", f.other_item or ", ".join(f.chunk_ids),
+        rows = [(f.item_id, f.kind, f.method, f"{f.score:g}", f.other_item or ", ".join(f.chunk_ids)
+                 + (f" (+{len(f.copies)} copies)" if f.copies else ""),
                  short(f.matched, 60)) + ((f.status,) if statuses else ()) + ((short(f.standing, 50),) if why else ())
                 for f in report.findings]
         out.print(table(None, ("item", "kind", "method", "score", "where", "matched")

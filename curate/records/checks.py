@@ -76,6 +76,8 @@ class LeakFinding(Record):
     score: float = Field(description="Similarity 0-100 (containment for KB leaks).")
     chunk_ids: list[str] = Field(default_factory=list, description="Chunk(s) holding the copy.")
     doc_id: str | None = Field(None, description="Their document.")
+    copies: list[str] = Field(default_factory=list, description="Other chunks holding the same copy (an FAQ kept "
+                              "in chunk copies or at the end of many pages): one leak, one finding.")
     matched: str = Field("", description="The text that matched, as the chunk has it.")
     other_item: str | None = Field(None, description="For a split leak: the alike item on the other side.")
     standing: str = Field("", description="For a question copy the rule looked closer at (a short question, or one in "

@@ -90,12 +90,17 @@ class ChunkGroup(Record):
 
 
 class WithheldPair(Record):
-    """Two near-identical chunks that are not copies: they differ in a number, date, version, code or negation."""
+    """Two alike chunks that are not copies: they differ in a number, date, version, code or negation
+    (`differs`), they overlap (windows of one page, each holding text the other lacks), or one holds the
+    other and adds text of its own (`contained`)."""
 
     a: str = Field(description="One chunk id.")
     b: str = Field(description="The other.")
     score: float = Field(description="Their rapidfuzz ratio (0-100) on folded text.")
-    differs: str = Field(description="What differs, e.g. '2017 ≠ 2018'.")
+    differs: str = Field(description="What differs, e.g. '2017 ≠ 2018', or what each holds that the other lacks.")
+    why: Literal["differs", "overlap", "contained"] = Field(
+        "differs", description="differs: a number, date, version, code or negation; overlap: each holds text the "
+        "other lacks; contained: the longer adds text of its own (not boilerplate).")
 
 
 class ChunkGroups(VersionedRecord):
@@ -107,7 +112,8 @@ class ChunkGroups(VersionedRecord):
     near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")
     groups: list[ChunkGroup] = Field(default_factory=list, description="The groups of two or more chunks.")
     withheld: list[WithheldPair] = Field(default_factory=list,
-                                         description="Near pairs not joined: they differ in what matters.")
+                                         description="Alike pairs not joined: they differ in what matters, or are "
+                                         "neighbours rather than copies (see `WithheldPair.why`).")
     undone: list[ChunkGroup] = Field(default_factory=list,
                                      description="Groups a person undid (--undo): their members are never joined again.")
 

@@ -12,24 +12,44 @@ Kinds of leak, each found with the chunk, the matched text, the method and the s
 - question_in_kb: a copy of the question (at least 4 folded characters) that stands as a leak:
   1. A short question (under 12 folded characters for a Chinese question, 24 for an English one)
      counts only as a whole: the sentence or line holding the copy is the copy (an FAQ label such as
-     "Q:" or "问：" aside; at most max(3, 30%) more folded characters, room for inserted words). A short
-     phrase inside a longer sentence is words in common, not a copy.
-  2. A copy in the item's own evidence (the chunks its evidence maps to, their duplicate copies, the
-     chunks overlapping its spans) is a leak only *as a question*: as a whole sentence or line that
-     carries an FAQ label (Q:, Question:, 问：, 问题：), ends with a question mark (？ or ?), has an
-     interrogative form (吗 呢 什么 如何 为什么 怎么 哪 谁 几 多少 是否 为何; an English wh-word or
-     auxiliary opening it), or is followed by its answer (a sentence labelled A:, 答：, 答案：, or opening
-     with the reference answer). Otherwise the question is its evidence's own words: an easy question.
-  3. A question that has such a plain copy in its own evidence is taken from it; a copy of it in
+     "Q:" or "问：" and politeness such as 请问 / 呢 aside; room for a few inserted words, and at most 3
+     more folded characters at its edges). A short phrase inside a longer sentence is words in common.
+  2. A copy inside a question of the KB (a labelled line, a sentence ending with a question mark)
+     counts only as the whole of that question, whatever its length: "首发价格是多少？" inside
+     "某品牌新款手机的首发价格是多少？" is a longer, more specific question that asks something else. A
+     clause counts as a question of its own only after a colon or an opening quote ("他们常问：…？"),
+     not after a comma ("星河X10，首发价格是多少？" leans on what comes before it).
+  3. A copy names what the question names: the same numbers and negations inside it, and the same
+     model names, a name that runs on past the copy included ("Aurora R7" copied out of "Aurora R7
+     Max" names the Max; "X10" is not "X10 Pro"; 需要 is not 不需要).
+  4. A question not phrased as one (a keyword query, a topic: no question mark, no interrogative
+     form) counts only where its copy stands *as a question* (the test of 5): a topic phrase inside a
+     running sentence, or a document's title, is no question.
+  5. A copy in the item's own evidence (the chunks its evidence maps to, their duplicate copies and
+     the chunks of the same text, the chunks overlapping its spans) is a leak only *as a question*:
+     as a whole sentence or line that carries an FAQ label (Q:, Question:, 问：, 问题：), ends with a
+     question mark (？ or ?), has an interrogative form (吗 呢 什么 如何 为什么 怎么 哪 谁 几 多少 是否 为何; an
+     English wh-word or auxiliary opening it), or is followed by its answer (a sentence labelled A:,
+     答：, 答案：, or opening with the reference answer). Otherwise the question is its evidence's own
+     words: an easy question.
+  6. A question that has such a plain copy in its own evidence is taken from it; a copy of it in
      another chunk is a copy of that evidence text (another edition, a quotation), a leak only as a
-     question, by the test of 2.
-  4. Any other copy — outside the item's evidence, of a question not taken from it — is a leak.
+     question, by the test of 5.
+  7. Any other copy — a question pasted into running text outside its evidence — is a leak.
 - qa_pair_in_kb: a question leak with the reference answer (containment >= 0.95) in the same chunk(s)
   or document (an FAQ built from the evaluation set, an evaluation file that was ingested);
 - answer_in_kb: a long-form reference answer (25 folded characters for Chinese, 60 for English) copied
   (containment >= 0.95) into a chunk that is not the item's own evidence. An answer found in its own
-  evidence is extractive, never a leak, wherever else that evidence text also stands;
+  evidence (its quotes or the chunks they map to) is extractive, never a leak, wherever else that
+  evidence text also stands;
 - split_leak: alike questions (exact, fuzzy, semantic) with one item in dev and one in test.
+
+Beside copies, `curate.checks.leakage.paraphrase` finds questions the KB asks in other words (an FAQ
+entry paraphrasing an item's question): question_in_kb or qa_pair_in_kb with method `semantic`.
+
+One leak the KB holds in several places (an FAQ kept in chunk copies, a "popular questions" block that
+ends every help page) is one finding: the same kind and the same copy (the question's sentence, or the
+answer) in other chunks are listed in its `copies`.
 
 A question that only reuses phrases of its evidence keeps its own question words and has no copy.
 """
@@ -37,18 +57,20 @@ A question that only reuses phrases of its evidence keeps its own question words
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from curate.checks.clusters import Edge
 from curate.checks.duplicates import DupSettings, question_edges
-from curate.checks.leakage.context import Standing, standing
+from curate.checks.leakage.context import Standing, has_question_form, names_differ, standing
+from curate.checks.leakage.paraphrase import ParaphrasePass
 from curate.index.embeddings import SemanticPass
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
 from curate.records import EvalItem, LeakAcceptance, LeakageCheck, LeakageReport, LeakFinding
 from curate.text.containment import containment, copy_span, symbols_agree
 from curate.text.normalize import KEPT_SYMBOLS, fold, fold_with_map
+from curate.text.sentences import sentence_spans
 
 KINDS = ("question_in_kb", "qa_pair_in_kb", "answer_in_kb", "split_leak")
 
@@ -65,6 +87,7 @@ class LeakSettings:
     candidates: int = 30             # chunks verified per question or answer
     split_fuzzy_min: float = 90.0
     split_semantic_min: float | None = None  # None: the embedding model's own (`embeddings.semantic_min`)
+    paraphrase_min: float | None = None      # None: the model's own for KB questions (`embeddings.paraphrase_min`)
 
 
 def long_form(answer: str | None, language: str, settings: LeakSettings) -> bool:
@@ -150,24 +173,37 @@ class _Copy:
     window: str
 
 
-def _copy_in(text: str, needle: str) -> _Copy | None:
-    """Return where the folded `needle` sits in `text`, or None if the folded text holds no copy."""
+def _copies_in(text: str, needle: str, most: int = 8) -> Iterator[_Copy]:
+    """Yield where the folded `needle` sits in `text`, each place it does (up to `most`), first first; each
+    found only when asked for (most questions stand at their first place)."""
     folded, offsets = fold_with_map(text)
-    _, window_start, window_end = containment(needle, folded)
-    if window_end <= window_start:
-        return None
-    a, b = copy_span(needle, folded, window_start, window_end)
-    if b <= a:
-        return None
-    return _Copy(text, offsets[a], offsets[b - 1] + 1, text[offsets[window_start]:offsets[window_end - 1] + 1])
+    at = 0
+    for _ in range(most):
+        if at >= len(folded):
+            return
+        _, window_start, window_end = containment(needle, folded[at:])
+        window_start, window_end = window_start + at, window_end + at
+        if window_end <= window_start:
+            return
+        a, b = copy_span(needle, folded, window_start, window_end)
+        if b <= a:
+            return
+        yield _Copy(text, offsets[a], offsets[b - 1] + 1, text[offsets[window_start]:offsets[window_end - 1] + 1])
+        at = a + 1
+
+
+def _copy_in(text: str, needle: str) -> _Copy | None:
+    """Return where the folded `needle` first sits in `text`, or None if the folded text holds no copy."""
+    return next(_copies_in(text, needle, most=1), None)
 
 
 def _text_of(index: KBIndex, places: list[int]) -> str:
     return "".join(index.chunks[p].text for p in places)
 
 
-def _own_positions(item: EvalItem, index: KBIndex) -> set[int]:
-    """Chunks that hold the item's own evidence (copies included) or overlap its spans."""
+def _own_positions(item: EvalItem, index: KBIndex, same_text: dict[str, list[int]]) -> set[int]:
+    """Chunks that hold the item's own evidence (their copies and the chunks of the same folded text
+    included) or overlap its spans."""
     ids = {c for e in item.evidence for c in e.chunk_ids}
     ids |= {copy for c in list(ids) for copy in index.copies.get(c, ())}
     own = {index.position[c] for c in ids if c in index.position}
@@ -178,14 +214,16 @@ def _own_positions(item: EvalItem, index: KBIndex) -> set[int]:
             chunk = index.chunks[position]
             if chunk.start is not None and chunk.start < e.end and chunk.end > e.start:
                 own.add(position)
-    return own
+    return own | {twin for p in list(own) for twin in same_text.get(index.folded[p], ())}
 
 
-def _extractive(item: EvalItem, answer: str, settings: LeakSettings) -> bool:
-    """Return whether the answer is copied from the item's own evidence: then a copy of it elsewhere
-    is a copy of that evidence, not a leak of the evaluation set."""
-    own = "".join(fold(e.text) for e in item.evidence)
-    return bool(own) and containment(answer, own)[0] >= settings.answer_min
+def _extractive(item: EvalItem, answer: str, own: set[int], index: KBIndex, settings: LeakSettings) -> bool:
+    """Return whether the answer is copied from the item's own evidence (its quotes, or a chunk they map
+    to): then a copy of it elsewhere is a copy of that evidence, not a leak of the evaluation set."""
+    quoted = "".join(fold(e.text) for e in item.evidence)
+    if quoted and containment(answer, quoted)[0] >= settings.answer_min:
+        return True
+    return any(containment(answer, index.folded[p])[0] >= settings.answer_min for p in own)
 
 
 def _taken_from_evidence(item: EvalItem, question: str, answer: str, own: set[int], index: KBIndex,
@@ -196,69 +234,115 @@ def _taken_from_evidence(item: EvalItem, question: str, answer: str, own: set[in
              if containment(question, index.folded[p])[0] >= settings.question_min]
     texts += [e.text for e in item.evidence if containment(question, fold(e.text))[0] >= settings.question_min]
     for text in texts:
-        copy = _copy_in(text, question)
-        if copy is not None and not standing(text, copy.start, copy.end, len(question), answer).question:
-            return True
+        for copy in _copies_in(text, question):
+            if not standing(text, copy.start, copy.end, len(question), answer).question:
+                return True
     return False
 
 
+def _sentence_of(copy: _Copy) -> str:
+    """Return the folded sentence or line holding a copy: what tells one FAQ entry held in several
+    places from different places that quote the question."""
+    spans = [(a, b) for a, b in sentence_spans(copy.text) if a < copy.end and b > copy.start]
+    return fold(copy.text[spans[0][0]:spans[-1][1]]) if spans else fold(copy.text[copy.start:copy.end])
+
+
+def _stands(item: EvalItem, copy: _Copy, question: str, answer: str, short: bool, as_question: bool) -> Standing | None:
+    """Return how a copy stands if it stands as a leak of the item's question (rules 1-5), else None."""
+    stands = standing(copy.text, copy.start, copy.end, len(question), answer)
+    if (short or stands.asks) and not stands.whole:
+        return None   # words in common, or a longer, more specific question
+    if as_question and not stands.question:
+        return None
+    if names_differ(item.question, copy.text, copy.start, copy.end):
+        return None   # another model, number or negation
+    return stands
+
+
 def _question_leaks(item: EvalItem, own: set[int], index: KBIndex, matcher: _Matcher,
-                    settings: LeakSettings) -> list[LeakFinding]:
-    """Return the question and QA-pair leaks of one item, by the rules of the module docstring."""
+                    settings: LeakSettings) -> list[tuple[LeakFinding, str]]:
+    """Return the question and QA-pair leaks of one item, by the rules of the module docstring, each
+    with the folded sentence holding it."""
     question = fold(item.question)
     if len(question) < settings.question_min_chars:
         return []
     answer = fold(item.reference_answer or "")
     short = short_question(question, item.language, settings)
+    phrased = has_question_form(item.question)
     taken = None  # computed when first needed
     findings = []
     for places, score, matched in matcher.find(question, settings.question_min):
         inside = any(p in own for p in places)
         if not inside and taken is None:
             taken = _taken_from_evidence(item, question, answer, own, index, settings)
-        as_question = inside or taken
-        copy = _copy_in(_text_of(index, places), question)
+        as_question = inside or taken or not phrased
+        chosen = next(((copy, stands) for copy in _copies_in(_text_of(index, places), question)
+                       if (stands := _stands(item, copy, question, answer, short, as_question)) is not None), None)
+        if chosen is None:
+            continue
+        copy, stands = chosen
         note = ""
-        if short or as_question:
-            stands = standing(copy.text, copy.start, copy.end, len(question), answer) if copy else Standing(False)
-            if (short and not stands.whole) or (as_question and not stands.question):
-                continue
-            note = (f"{'in its own evidence' if inside else 'taken from its evidence'}, as a question: {stands.question}"
-                    if as_question else "a short question, as a whole sentence")
+        if as_question:
+            where = ("in its own evidence" if inside else "taken from its evidence" if taken
+                     else "not phrased as a question; in the KB")
+            note = f"{where}, as a question: {stands.question}"
+        elif short:
+            note = "a short question, as a whole sentence"
         doc_id = index.chunks[places[0]].doc_id
         kind = "question_in_kb"
         if answer and (containment(answer, "".join(index.folded[p] for p in places))[0] >= settings.answer_min
                        or matcher.document_holds(doc_id, answer, settings.answer_min)):
             kind = "qa_pair_in_kb"
-        findings.append(LeakFinding(
+        findings.append((LeakFinding(
             item_id=item.id, kind=kind, method="exact" if score >= 1.0 and question in matched else "near_verbatim",
             score=round(score * 100, 1), chunk_ids=[index.chunks[p].chunk_id for p in places], doc_id=doc_id,
-            matched=copy.window if copy else matched, standing=note))
+            matched=copy.window, standing=note), _sentence_of(copy)))
     return findings
+
+
+def one_per_copy(found: Sequence[tuple[LeakFinding, str]], index: KBIndex) -> list[LeakFinding]:
+    """Return one finding per leak: findings of one item, kind and copied text (the folded sentence
+    holding a question, the answer) are one, the first in snapshot order, listing the others' chunks
+    in `copies`."""
+    merged: dict[tuple, LeakFinding] = {}
+    order = sorted(found, key=lambda pair: [index.position[c] for c in pair[0].chunk_ids])
+    for finding, copied in order:
+        key = (finding.item_id, finding.kind, copied)
+        if key in merged:
+            first = merged[key]
+            first.copies += [c for c in finding.chunk_ids if c not in first.chunk_ids and c not in first.copies]
+        else:
+            merged[key] = finding
+    return list(merged.values())
 
 
 def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings,
              skip_docs: set[str]) -> list[LeakFinding]:
-    """Return the question, QA-pair and answer leaks of `items` in the snapshot."""
+    """Return the question, QA-pair and answer leaks of `items` in the snapshot, one per leak."""
     matcher = _Matcher(index, skip_docs, settings)
+    same_text: dict[str, list[int]] = {}
+    for position, text in enumerate(index.folded):
+        same_text.setdefault(text, []).append(position)
     findings: list[LeakFinding] = []
     for item in progress(items, "checking leakage", unit="item"):
-        own = _own_positions(item, index)
+        own = _own_positions(item, index, same_text)
         found = _question_leaks(item, own, index, matcher, settings)
-        findings += found
         answer = fold(item.reference_answer or "")
-        if long_form(item.reference_answer, item.language, settings) and not _extractive(item, answer, settings):
-            flagged = {tuple(f.chunk_ids) for f in found}
+        if long_form(item.reference_answer, item.language, settings) and not _extractive(item, answer, own, index,
+                                                                                          settings):
+            flagged = {tuple(f.chunk_ids) for f, _ in found}
             for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
                 chunk_ids = [index.chunks[p].chunk_id for p in places]
                 if tuple(chunk_ids) in flagged:
                     continue  # already a QA pair there
                 copy = _copy_in(_text_of(index, places), answer)
-                findings.append(LeakFinding(item_id=item.id, kind="answer_in_kb",
-                                            method="exact" if score >= 1.0 else "near_verbatim",
-                                            score=round(score * 100, 1), chunk_ids=chunk_ids,
-                                            doc_id=index.chunks[places[0]].doc_id,
-                                            matched=copy.window if copy else matched))
+                found.append((LeakFinding(item_id=item.id, kind="answer_in_kb",
+                                          method="exact" if score >= 1.0 else "near_verbatim",
+                                          score=round(score * 100, 1), chunk_ids=chunk_ids,
+                                          doc_id=index.chunks[places[0]].doc_id,
+                                          matched=copy.window if copy else matched),
+                              fold(copy.text[copy.start:copy.end]) if copy else matched))
+        findings += one_per_copy(found, index)
     return findings
 
 
@@ -302,6 +386,7 @@ class LeakReport:
     accepted: list[LeakAcceptance] = field(default_factory=list)  # acceptances made by this run
     lapsed: list[LeakFinding] = field(default_factory=list)     # findings whose acceptance no longer holds
     semantic: SemanticPass | None = None                        # the split-leak semantic pass, or why skipped
+    paraphrase: ParaphrasePass | None = None                    # the KB-question paraphrase pass, or why skipped
     record: LeakageCheck | None = None
 
     def with_status(self, status: str) -> list[LeakFinding]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from curate.checks.leakage.accept import accept, apply_acceptances, fingerprint, load_acceptances
 from curate.checks.leakage.find import LeakReport, LeakSettings, kb_leaks, split_edges, split_leaks, summarize
+from curate.checks.leakage.paraphrase import paraphrase_leaks
 from curate.dataset import DatasetStore, items_digest, parse_ref
 from curate.errors import InputError
 from curate.index.embeddings import semantic_pass
@@ -77,6 +78,10 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
             raise InputError(f"item '{unknown[0]}' is not among the items checked ({ref})", field="allow")
         skip = set(docs.allow) | set(docs.exclude)
         findings = kb_leaks(items, index, settings, skip)
+        paraphrased, asked = paraphrase_leaks(workspace, items, index, skip_docs=skip, found=findings,
+                                              semantic=semantic, threshold=settings.paraphrase_min,
+                                              min_chars=settings.question_min_chars)
+        findings += paraphrased
         live = [i for i in items if i.split in ("dev", "test")]
         # alike by the embedding model's own threshold unless one is given: what check-dups and split use
         used = semantic_pass(workspace, [i.question for i in live], semantic=semantic,
@@ -86,7 +91,8 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
                                 {i.id: i for i in items})
         fingerprint(findings, {i.id: i for i in items}, index)
         report = LeakReport(ref=ref, kb_snapshot=index.snapshot_id, checked=len(items), findings=findings,
-                            allowed_docs=sorted(docs.allow), excluded_docs=sorted(docs.exclude), semantic=used)
+                            allowed_docs=sorted(docs.allow), excluded_docs=sorted(docs.exclude), semantic=used,
+                            paraphrase=asked)
         report.lapsed = apply_acceptances(findings, kept)
         if accept_items:
             report.accepted = accept(findings, accept_items, reason or "", accepted_by, kept)
@@ -94,9 +100,11 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
         meta, draft = store.load(name)
         if fix == "exclude-docs":
             for finding in report.with_status("open"):
-                if finding.doc_id and finding.kind != "split_leak" and finding.doc_id not in docs.exclude:
-                    docs.exclude[finding.doc_id] = f"{finding.kind} of {finding.item_id} ({now()})"
-                    report.newly_excluded.append(finding.doc_id)
+                # every document holding the copy: the finding's own and those of the copies it lists
+                for doc_id in [finding.doc_id] + [index.chunks[index.position[c]].doc_id for c in finding.copies]:
+                    if doc_id and finding.kind != "split_leak" and doc_id not in docs.exclude:
+                        docs.exclude[doc_id] = f"{finding.kind} of {finding.item_id} ({now()})"
+                        report.newly_excluded.append(doc_id)
             report.excluded_docs = sorted(docs.exclude)
             report.findings = [f for f in findings if f.kind == "split_leak" or f.doc_id not in docs.exclude]
         if fix == "quarantine":
@@ -118,7 +126,8 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
         checked_items = items if version else [i for i in draft if i.status not in UNRELEASED_STATUSES]
         summary = summarize(report.findings)
         report.record = LeakageCheck(
-            ref=ref, kb_snapshot=index.snapshot_id, outcome="findings" if not report.clean else "incomplete" if used.degraded else "clean",
+            ref=ref, kb_snapshot=index.snapshot_id,
+            outcome="findings" if not report.clean else "incomplete" if used.degraded or asked.degraded else "clean",
             items_sha256=items_digest(checked_items), checked=len(items), items=summary["items"],
             counts=summary["counts"], allowed_docs=report.allowed_docs, excluded_docs=report.excluded_docs,
             findings=report.findings,
@@ -126,7 +135,7 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
                       "question_whole_below": settings.question_whole_below, "answer_min": settings.answer_min,
                       "answer_min_chars": settings.answer_min_chars, "split_fuzzy_min": settings.split_fuzzy_min,
                       **used.settings(), "split_semantic_min": split_settings.split_semantic_min,
-                      "unreadable_questions": used.unreadable})
+                      "unreadable_questions": used.unreadable, **asked.settings()})
         if version:
             report.record.write(Releases(workspace, name).leakage_check_path(version, index.snapshot_id))
         else:

