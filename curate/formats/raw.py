@@ -13,6 +13,7 @@ from typing import Any
 
 from curate.errors import InputError, SchemaVersionError
 from curate.fileio import JSONValueError, iter_csv, iter_json_objects, loads_json
+from curate.formats.hf import item_from_row
 from curate.records import EvalItem
 
 # Canonical field <- names users already have (ragas, BEIR-style exports, home-grown files).
@@ -99,10 +100,11 @@ def _bracketed(field: str | None) -> str | None:
 
 def exported_record(record: dict, file: str, line: int) -> EvalItem | InputError:
     """Return the item a line of curate's own item records holds (a line with `schema_version`, as
-    `curate export --format jsonl` writes them; an older schema is brought up to date), or the
-    InputError naming the first field that does not fit the item schema."""
+    `curate export --format jsonl` writes them, or a release's data file, whose difficulty_features are
+    JSON text; an older schema is brought up to date), or the InputError naming the first field that
+    does not fit the item schema."""
     try:
-        return EvalItem.parse(record)
+        return item_from_row(record)
     except SchemaVersionError as exc:
         return InputError(f"written by a newer version of curate: schema {exc.found}, this version reads "
                           f"{exc.reads}", file=file, line=line, field="schema_version")

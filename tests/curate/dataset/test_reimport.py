@@ -218,3 +218,17 @@ def test_evidence_whose_text_changed_sends_a_verified_item_back_to_draft(exporte
     assert item.evidence[0].text == "标准版每月 89 元" and item.evidence[0].located_by == "fuzzy"
     assert item.status == "draft" and [c.status for c in item.status_history] == ["draft", "labelled", "verified", "draft"]
     assert "evidence e1 found again only fuzzily" in item.status_history[-1].reason
+
+
+def test_a_release_data_file_imports_as_the_same_items(exported, tmp_path):
+    """A release's data files hold the same records, difficulty_features written as JSON text."""
+    from curate.fileio import jsonl_bytes
+    from curate.formats.hf import release_row
+
+    source, _ = exported
+    before = DatasetStore(source.workspace).items("faq")
+    data = tmp_path / "test.jsonl"
+    data.write_bytes(jsonl_bytes(release_row(i) for i in before))
+    assert '"difficulty_features":"{\\"bm25_rank\\":7.0}"' in data.read_text(encoding="utf-8")
+    source("import", data, "--dataset", "back", "--source", "human")
+    _same(before, DatasetStore(source.workspace).items("back"))
