@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from curate import InputError, iter_json_objects, loads_json, read_text
+from curate import InputError, check_base_url, iter_json_objects, loads_json, read_text
 
 # A target takes (item id, question, oracle context or None) and returns a trace: any value, checked
 # by json_value.
@@ -149,8 +149,12 @@ def python_target(spec: str, oracle: bool = False) -> Target:
 def http_target(url: str, timeout: float, max_bytes: int) -> Target:
     """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back, of at
     most `max_bytes` bytes (decoded); a larger body is not read further. `timeout` bounds each read
-    only: the run's deadline bounds the whole call."""
+    only: the run's deadline bounds the whole call. A URL that carries credentials is refused: evalrun
+    would write it into the run's manifest and the command that resumes the run."""
     import httpx
+
+    check_base_url(url, field="target", hint="evalrun writes the target's URL into the run's manifest: call "
+                   "a system that needs a key through a Python --target that reads it from the environment")
 
     def call(item_id: str, question: str, context: list[dict] | None) -> Any:
         with httpx.stream("POST", url, json={"item_id": item_id, "question": question}, timeout=timeout) as response:
