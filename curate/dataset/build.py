@@ -327,7 +327,8 @@ def _anchor(evidence: Evidence, source_snapshot: str | None, locator: Locator, k
     spanned = evidence.doc_id is not None and evidence.start is not None and evidence.end is not None
     found = locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text) if spanned else None
     if source_snapshot == kb_snapshot and own and all(c in locator.chunks for c in own) and (
-            found is not None if spanned else all(evidence.text in locator.chunks[c].text for c in own)):
+            found is not None and set(own) <= set(found.chunk_ids) if spanned
+            else all(evidence.text in locator.chunks[c].text for c in own)):
         return None
     if (found is None or not found.chunk_ids) and evidence.doc_id is not None:
         found = locator.by_text(evidence.text, evidence.doc_id)

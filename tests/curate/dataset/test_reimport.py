@@ -232,3 +232,16 @@ def test_a_release_data_file_imports_as_the_same_items(exported, tmp_path):
     assert '"difficulty_features":"{\\"bm25_rank\\":7.0}"' in data.read_text(encoding="utf-8")
     source("import", data, "--dataset", "back", "--source", "human")
     _same(before, DatasetStore(source.workspace).items("back"))
+
+
+def test_chunk_ids_edited_to_name_other_chunks_are_placed_anew_not_trusted(exported):
+    source, out = exported
+    lines = out.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[3])                    # en-span: its evidence sits in release.en.md
+    right = record["evidence"][0]["chunk_ids"]
+    record["evidence"][0]["chunk_ids"] = ["pricing.zh.md#0"]
+    edited = out.with_name("edited.jsonl")
+    edited.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    source("import", edited, "--dataset", "back", "--source", "human")
+    (item,) = DatasetStore(source.workspace).items("back")
+    assert item.evidence[0].chunk_ids == right and item.evidence[0].located_by == "span"
