@@ -9,11 +9,13 @@ The public API, for users and for evalrun (which imports curate through this mod
 - the judge: `Judge`, `JudgeConfig`, `resolve_judge`, `PromptSet`, `verdict_model`;
 - the pieces a command line over curate shares: `ToolGroup`, `root_options`, `workspace_of`,
   `console`, `table`, `progress`, atomic writers and JSONL readers;
+- keeping keys out of files: `check_base_url` (a URL that carries credentials is refused);
 - the errors: `CurateError` and its kinds.
 """
 
 from curate.cli.base import CONTEXT, EXIT_FINDINGS, EXIT_INTERNAL, ToolGroup, root_options, workspace_of
 from curate.cli.display import console, short, table
+from curate.credentials import check_base_url
 from curate.dataset import DatasetStore, items_digest, parse_ref
 from curate.errors import (
     CurateError,
@@ -69,7 +71,7 @@ __all__ = [
     "JudgeConfig", "JudgeUsage", "LeakageCheck", "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest",
     "Releases", "SchemaVersionError", "SnapshotStore", "ToolGroup", "Verdict", "VerdictOutput", "VersionedRecord",
     "Workspace", "WorkspaceError", "__version__", "atomic_directory", "atomic_write_bytes", "atomic_write_json",
-    "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
+    "check_base_url", "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
     "read_text", "resolve_judge", "retrieval_qrels", "root_options", "sentence_spans", "short", "table", "verdict_model",
     "workspace_of", "writing",

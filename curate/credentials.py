@@ -7,7 +7,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from curate.errors import InputError
 
@@ -20,6 +20,8 @@ UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]*)*")
 # Query parameters that carry a credential (compared lower-cased, '-' read as '_').
 SECRET_PARAMS = frozenset({"key", "token", "api_key", "apikey", "access_token", "auth_token", "secret",
                            "client_secret", "password", "sig", "signature"})
+SECRET_ENDINGS = ("key", "token", "secret", "password")
+_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
 MASK = "***"
 # What may follow the start of a key in an echo of it: more key characters, or the stars a server
 # puts in place of the middle ("sk-abc123***xyz"); a dot only inside (a JWT's), not ending a sentence.
@@ -113,35 +115,80 @@ def check_key_env_name(value: str | None, *, field: str, file: str | None = None
 
 
 def _secret_param(name: str) -> bool:
-    return name.lower().replace("-", "_") in SECRET_PARAMS
+    """Return whether a query parameter's name says it carries a credential: one of SECRET_PARAMS, or
+    a name ending in key, token, secret or password (x-api-key, subscription-key, id_token, ...)."""
+    name = name.lower().replace("-", "_")
+    return name in SECRET_PARAMS or name.endswith(SECRET_ENDINGS)
+
+
+def _keyish(value: str, *, random_token: bool = True) -> bool:
+    """Return whether a part of a URL looks like a key: a well-known key prefix and 8 more characters,
+    or (`random_token`) a long random token: 24 or more letters, digits, '-' and '_', both letters
+    and digits, at least 3.5 bits of entropy per character.
+
+    >>> _keyish("sk-proj-abc123def456"), _keyish("c10c0baf8d795b953641edb64e714c48"), _keyish("2024-02-15-preview")
+    (True, True, False)
+    """
+    if any(value.startswith(p) and len(value) >= len(p) + 8 for p in KEY_PREFIXES):
+        return True
+    return random_token and len(value) >= 24 and bool(_TOKEN.fullmatch(value)) and _entropy(value) >= 3.5 \
+        and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _secret_pair(name: str, value: str) -> bool:
+    """Return whether a query parameter carries a credential: by its name, or a value (or a bare name,
+    ?TOKEN) that looks like a key."""
+    return _secret_param(name) or _keyish(value) or _keyish(name)
+
+
+def _secret_path(path: str) -> bool:
+    """Return whether a part of a URL's path starts like a well-known key (a path holds ids and model
+    names, which a random-token rule would take for keys)."""
+    return any(_keyish(unquote(part), random_token=False) for part in path.split("/"))
 
 
 def mask_url(url: str) -> str:
-    """Return `url` with the password of its user:password@ part and the values of credential
-    query parameters (key, token, api_key, ...) replaced by ***.
+    """Return `url` with the password of its user:password@ part, the values of credential query
+    parameters (key, token, api_key, ...) or of values that look like keys, a path part that starts
+    like a key, and any #fragment replaced by ***.
 
     >>> mask_url("https://user:pass@judge.example/v1?api_key=abc&region=eu")
     'https://user:***@judge.example/v1?api_key=%2A%2A%2A&region=eu'
+    >>> mask_url("https://judge.example/v1#sk-live-4fQ9zX2pL7mN3vB8")
+    'https://judge.example/v1#***'
     >>> mask_url("http://127.0.0.1:8080/v1")
     'http://127.0.0.1:8080/v1'
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:   # an unclosed [ in the host: nothing of it is shown
+        return MASK
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if "@" not in parts.netloc and not any(_secret_param(name) for name, _ in pairs):
+    secret_pairs = any(_secret_pair(name, value) for name, value in pairs)
+    if "@" not in parts.netloc and not secret_pairs and not parts.fragment and not _secret_path(parts.path):
         return url  # as given, not re-encoded
-    netloc, query = parts.netloc, parts.query
+    netloc, query, path = parts.netloc, parts.query, parts.path
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
         user, has_password, _ = userinfo.partition(":")
         netloc = f"{user}:{MASK}@{host}" if has_password else f"{MASK}@{host}"
-    if any(_secret_param(name) for name, _ in pairs):
-        query = urlencode([(name, MASK if _secret_param(name) else value) for name, value in pairs])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    if secret_pairs:
+        query = urlencode([(MASK, MASK) if _keyish(name) else (name, MASK if _secret_pair(name, value) else value)
+                           for name, value in pairs])
+    if _secret_path(path):
+        path = "/".join(quote(MASK) if _keyish(unquote(part), random_token=False) else part for part in path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path, query, MASK if parts.fragment else ""))
 
 
-def check_base_url(url: str | None, *, field: str, file: str | None = None, line: int | None = None) -> str | None:
-    """Return `url` when it carries no credentials; raise InputError (naming only the host) when it
-    has a user:password@ part or a query parameter such as key, token or api_key.
+JUDGE_HINT = "keys belong in the environment: name the variable with api_key_env (--judge-api-key-env)"
+
+
+def check_base_url(url: str | None, *, field: str, file: str | None = None, line: int | None = None,
+                   hint: str = JUDGE_HINT) -> str | None:
+    """Return `url` when it carries no credentials; raise InputError (naming only the host, never the
+    secret) when it has a user:password@ part, a #fragment (an API URL has none), a query parameter
+    such as key, token or api_key or whose value looks like a key, or a path part that starts like
+    a key; `hint` says where the key belongs instead.
 
     >>> check_base_url("http://127.0.0.1:8080/v1", field="--judge-base-url")
     'http://127.0.0.1:8080/v1'
@@ -153,19 +200,29 @@ def check_base_url(url: str | None, *, field: str, file: str | None = None, line
     Traceback (most recent call last):
     ...
     curate.errors.InputError: field 'base_url': the URL of judge.example carries credentials (query parameter api_key); keys belong in the environment: name the variable with api_key_env (--judge-api-key-env)
+    >>> check_base_url("https://judge.example/v1#sk-live-4fQ9zX2pL7mN3vB8", field="base_url")
+    Traceback (most recent call last):
+    ...
+    curate.errors.InputError: field 'base_url': the URL of judge.example carries credentials (a #fragment, which an API URL never has); keys belong in the environment: name the variable with api_key_env (--judge-api-key-env)
     """
     if not url:
         return url
-    parts = urlsplit(url)
-    host = parts.hostname or "the server"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "the server"
+    except ValueError:   # an unclosed [ in the host: say nothing of what follows it
+        raise InputError("not a URL (its host cannot be read)", file=file, line=line, field=field) from None
     found = None
     if "@" in parts.netloc:
         found = "user:password@"
+    elif parts.fragment:
+        found = "a #fragment, which an API URL never has"
     else:
-        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True) if _secret_param(name)]
+        names = [name for name, value in parse_qsl(parts.query, keep_blank_values=True) if _secret_pair(name, value)]
         if names:
-            found = f"query parameter {names[0]}"
+            found = f"query parameter {names[0]}" if not _keyish(names[0]) else "a query parameter"
+        elif _secret_path(parts.path):
+            found = "a part of its path that looks like a key"
     if found:
-        raise InputError(f"the URL of {host} carries credentials ({found}); keys belong in the environment: "
-                         "name the variable with api_key_env (--judge-api-key-env)", file=file, line=line, field=field)
+        raise InputError(f"the URL of {host} carries credentials ({found}); {hint}", file=file, line=line, field=field)
     return url

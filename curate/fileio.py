@@ -241,7 +241,8 @@ _REFUSED = object()
 
 class JSONValueError(ValueError):
     """A JSON text that holds what JSON, Unicode or Python cannot: NaN or Infinity, a number out of range
-    or too long, nesting too deep, a lone surrogate. `field` is where (dotted path), when known."""
+    or too long, nesting too deep, a lone surrogate, a key given twice in one object. `field` is where
+    (dotted path), when known."""
 
     def __init__(self, message: str, field: str | None = None):
         self.message = message
@@ -302,8 +303,39 @@ def _no_constant(name: str) -> Any:
     raise JSONValueError(f"{name} is not a number JSON can hold")
 
 
+class _RepeatedKey(JSONValueError):
+    """A key given twice in one JSON object: which value is meant cannot be told (json keeps the last)."""
+
+
+def _first_repeated(pairs: list[tuple[str, Any]]) -> str | None:
+    seen: set[str] = set()
+    return next((key for key, _ in pairs if key in seen or seen.add(key)), None)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        raise _RepeatedKey(f"key {_dotted((_first_repeated(pairs),))!r} given twice in one object (which value is "
+                           "meant cannot be told)")
+    return made
+
+
 # Built once: json.loads with hooks would build a decoder on every call.
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_object)
+
+
+def _repeated_key(text: str) -> str | None:
+    """Return the path of the first key given twice in one object of `text` (for the error message)."""
+    def marked(pairs: list[tuple[str, Any]]) -> Any:
+        key = _first_repeated(pairs)
+        return dict(pairs) if key is None else (_REFUSED, key)   # a tuple: JSON never makes one
+    try:
+        value = json.loads(text, object_pairs_hook=marked, parse_constant=lambda _: None,
+                           parse_float=lambda _: 0.0, parse_int=lambda _: 0)
+    except ValueError:
+        return None
+    path, found = _path_to(value, lambda node: isinstance(node, tuple))
+    return None if found is None else ".".join(p for p in (path, _dotted((found[1],))) if p)
 
 
 def _refused_number(text: str) -> str | None:
@@ -322,13 +354,15 @@ def loads_json(text: str | bytes) -> Any:
     """Return the value of one JSON text; what JSON, Unicode or Python cannot hold is a JSONValueError
     (a ValueError) naming the field: NaN and Infinity, numbers beyond the float range or with more
     than 4300 digits, nesting deeper than MAX_DEPTH, lone surrogates (\\ud800-\\udfff escapes that
-    do not form a pair). Bad syntax is a json.JSONDecodeError."""
+    do not form a pair), a key given twice in one object. Bad syntax is a json.JSONDecodeError."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode(json.detect_encoding(text))  # strict: an encoded surrogate is refused
     if text.count("[") + text.count("{") > MAX_DEPTH:
         _check_depth(text)
     try:
         value = _DECODER.decode(text)
+    except _RepeatedKey as exc:
+        raise JSONValueError(exc.message, field=_repeated_key(text)) from None
     except JSONValueError as exc:
         raise JSONValueError(exc.message, field=_refused_number(text)) from None
     except RecursionError:

@@ -60,8 +60,13 @@ def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str |
                           chunker=chunker, chunk_size=chunk_size, evidence_mode=evidence_mode)
     report_skipped(report.skipped)
     located = ", ".join(f"{n} {how}" for how, n in sorted(report.located_by.items())) or "none"
-    click.echo(f"{dataset}: imported {len(report.imported)} items against KB snapshot {report.kb_snapshot}; "
+    records = f" ({report.records} of them curate's own item records, read whole)" if report.records else ""
+    click.echo(f"{dataset}: imported {len(report.imported)} items{records} against KB snapshot {report.kb_snapshot}; "
                f"evidence located: {located}")
+    for item_id, before, after in report.regrouped:
+        click.echo(f"warning: item {item_id}: {before} required evidence groups in its record, {after} here (chunk "
+                   f"copies known in one workspace only, or another chunking: `curate check-dups --kb` finds copies)",
+                   err=True)
 
 
 @click.command()

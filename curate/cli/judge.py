@@ -57,6 +57,9 @@ def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: 
     cost = "unknown cost" if stats.cost is None else f"${stats.cost:.4f}"
     out.print(f"judge {config.model} at {config.base_url}: {stats.requests} requests, {stats.cache_hits} from cache, "
               f"{stats.retries} retries, {stats.prompt_tokens}+{stats.completion_tokens} tokens, {cost}")
+    if stats.scrubbed:
+        click.echo(f"warning: {stats.scrubbed} answers of the judge quoted its API key (an echoed Authorization "
+                   "header?): the key was replaced by *** before they were cached or used", err=True)
     rows = [(item_id, reason) for item_id, reasons in sorted(report.flagged.items()) for reason in reasons]
     if rows:
         out.print(table("flagged (status needs_rewrite)", ("item", "why"), rows))

@@ -1,5 +1,6 @@
 """Building evaluation items from raw records: evidence located in a KB snapshot, key points,
-answerability, qtype, split, source and provenance checked and recorded."""
+answerability, qtype, split, source and provenance checked and recorded; and bringing back curate's own
+item records (an export, a release's data file) whole, their evidence anchored in the snapshot."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from curate.dataset.locate import Location, Locator, changed_fact
+from curate.dataset.locate import Location, Locator, changed_fact, relocate
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import dumps_json
 from curate.formats.raw import RawItem
@@ -40,6 +41,12 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     skipped: list[InputError] = field(default_factory=list)
     located_by: Counter = field(default_factory=Counter)
+    records: int = 0
+    """Items read whole from curate's own item records (status, history, evidence ids kept)."""
+    regrouped: list[tuple[str, int, int]] = field(default_factory=list)
+    """(item id, evidence groups in its record, evidence groups here) of each record whose required
+    evidence groups are not those it was exported with (copies known in one workspace only, another
+    chunking)."""
 
 
 def _bool(value: Any, raw: RawItem, name: str) -> bool:
@@ -317,8 +324,11 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
             else:
                 question = _text(raw.fields.get("question"), raw, "question", required=True)
                 item_id = derived_id(question, taken)
-            item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id,
-                              evidence_mode=evidence_mode, copies=copies)
+            if raw.record is not None:
+                item = build_exported(raw, locator=locator, kb_snapshot=kb_snapshot)
+            else:
+                item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id,
+                                  evidence_mode=evidence_mode, copies=copies)
             given[item_id] = f"{raw.file}:{raw.line}"
             taken.add(item_id)
             items.append(item)
@@ -327,6 +337,86 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
     if errors and not skip_invalid:
         raise InvalidRecords(errors)
     return items, errors
+
+
+def _anchor(evidence: Evidence, source_snapshot: str | None, locator: Locator, kb_snapshot: str,
+            label: str, where: dict) -> str | None:
+    """Anchor one exported evidence in the locator's snapshot (in place); return why its item needs
+    review (its text was found again only fuzzily, so it changed), or None; raise InputError when
+    it cannot be placed.
+
+    In the snapshot it was exported from, it stays as it is (its own chunks, located_by and score),
+    once the snapshot is seen to hold it there; elsewhere it is placed by its span and text, then by
+    its text in its document, then anywhere, as `curate remap` places it. Evidence exported unmapped
+    that is still not found stays unmapped."""
+    own = [c for c in evidence.chunk_ids if c not in evidence.copies]
+    spanned = evidence.doc_id is not None and evidence.start is not None and evidence.end is not None
+    found = locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text) if spanned else None
+    if source_snapshot == kb_snapshot and own and all(c in locator.chunks for c in own) and (
+            found is not None and set(own) <= set(found.chunk_ids) if spanned
+            else all(evidence.text in locator.chunks[c].text for c in own)):
+        return None
+    found, _, other = relocate(evidence, locator)
+    if found is None:
+        if other is not None:
+            place, differs = other
+            raise InputError(f"evidence found in KB snapshot {kb_snapshot} only as a text with other numbers, dates "
+                             f"or codes ({differs}): '{place.doc_id}' [{place.start}:{place.end}] reads "
+                             f"{_short(place.text, 80)!r}, the record {_short(evidence.text, 80)!r}; not bound",
+                             field=label, **where)
+        if evidence.located_by == "unmapped":
+            evidence.chunk_ids, evidence.copies, evidence.kb_snapshot = [], [], kb_snapshot
+            return None
+        raise InputError(f"evidence text not found in KB snapshot {kb_snapshot} (by span, exact, normalised or "
+                         f"fuzzy): {_short(evidence.text)!r}; it was exported against {source_snapshot}: import "
+                         f"against that snapshot, or `curate remap` the dataset it came from first",
+                         field=label, **where)
+    changed = found.located_by == "fuzzy" and found.text != evidence.text
+    evidence.doc_id, evidence.start, evidence.end, evidence.text = found.doc_id, found.start, found.end, found.text
+    evidence.chunk_ids, evidence.copies, evidence.partial = found.chunk_ids, [], found.partial
+    evidence.located_by, evidence.match_score, evidence.kb_snapshot = found.located_by, found.match_score, kb_snapshot
+    return f"evidence {evidence.evidence_id} found again only fuzzily (score {found.match_score:g})" if changed else None
+
+
+def build_exported(raw: RawItem, *, locator: Locator, kb_snapshot: str) -> EvalItem:
+    """Return the item one of curate's own item records holds, as it was exported (id, evidence with
+    its ids, grades and alternatives, key points and the evidence they cite, answers, answerable,
+    qtype, split, difficulty, tags, source, status and its history, provenance), anchored in snapshot
+    `kb_snapshot`; the import is added to its status history. Raise InputError naming the field that
+    cannot be carried.
+
+    An item whose evidence text changed on the way (found only fuzzily in another snapshot) goes
+    back from labelled or verified to draft, with the reason."""
+    record = raw.record
+    where = {"file": raw.file, "line": raw.line}
+    item = record.model_copy(deep=True)
+    ids = [e.evidence_id for e in item.evidence]
+    review = []
+    for index, evidence in enumerate(item.evidence):
+        if ids.index(evidence.evidence_id) != index:
+            raise InputError(f"evidence id '{evidence.evidence_id}' is given twice in this item",
+                             field=f"evidence[{index}].evidence_id", **where)
+        why = _anchor(evidence, evidence.kb_snapshot or record.kb_snapshot, locator, kb_snapshot,
+                      f"evidence[{index}]", where)
+        review += [why] if why else []
+    for index, point in enumerate(item.key_points):
+        unknown = [i for i in point.evidence_ids if i not in ids]
+        if unknown:
+            raise InputError(f"cites {', '.join(unknown)}, not evidence of this item ({', '.join(ids) or 'none'})",
+                             field=f"key_points[{index}].evidence_ids", **where)
+    if not item.answerable and any(e.grade > 0 for e in item.evidence):
+        raise InputError("an unanswerable item cannot have relevant evidence", field="answerable", **where)
+    if item.production is not None and item.production.retrieved and record.kb_snapshot != kb_snapshot:
+        raise InputError(f"chunk ids of KB snapshot {record.kb_snapshot}, not of {kb_snapshot}: import against "
+                         f"{record.kb_snapshot}, then `curate remap` carries them", field="production.retrieved",
+                         **where)
+    item.kb_snapshot = kb_snapshot
+    origin = f"{Path(raw.file).name}:{raw.line}"
+    if review and item.status in ("labelled", "verified"):
+        item.set_status("draft", f"imported from {origin}: {'; '.join(review)}", by="curate import")
+    else:
+        item.set_status(item.status, f"imported from {origin}", by="curate import")
+    return item
 
 
 def summarize_locations(items: Sequence[EvalItem]) -> Counter:

@@ -11,11 +11,11 @@ from curate.dataset.locate import Locator
 from curate.dataset.store import DatasetStore
 from curate.errors import InputError
 from curate.formats.beir import read_beir
-from curate.formats.raw import parse_mapping, read_raw_items
+from curate.formats.raw import RawItem, parse_mapping, read_raw_items
 from curate.formats.squad import read_squad
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, chunk_documents, content_sha256, snapshot_id_of
-from curate.records import ChunkerSettings, EvalItem, extend_evidence
+from curate.records import ChunkerSettings, EvalItem, extend_evidence, item_groups
 from curate.workspace import Workspace
 
 
@@ -51,7 +51,7 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         meta, items = store.load_or_new(dataset)
         pending = None
         if format == "auto":
-            raws = read_raw_items(path, parse_mapping(mapping), encoding)
+            raws = list(read_raw_items(path, parse_mapping(mapping), encoding))
             snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
             locator = Locator(snapshots.chunks(snapshot_id), snapshots.documents(snapshot_id), min_score)
         elif format in ("beir", "squad"):
@@ -78,13 +78,23 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
                              f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
         # evidence is extended to chunk copies before the qtype is decided: quotes of one text in
         # two copies of a chunk are one group
+        copies = KBIndex(workspace, snapshot_id).copies
         new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
-                                         evidence_mode=evidence_mode, copies=KBIndex(workspace, snapshot_id).copies,
+                                         evidence_mode=evidence_mode, copies=copies,
                                          existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
+        extend_evidence(new_items, copies)   # curate's own records were built whole: their copies here too
+        records = {r.record.id: r.record for r in raws if isinstance(r, RawItem) and r.record is not None}
+        regrouped = []
+        for item in new_items:
+            if item.id in records:
+                before, after = item_groups(records[item.id]), item_groups(item)
+                if [g.evidence_ids for g in before] != [g.evidence_ids for g in after]:
+                    regrouped.append((item.id, len(before), len(after)))
         if pending is not None:
             name, documents, chunks, settings = pending
             snapshots.write(name, documents, chunks, settings, sources=[str(path)])
         meta.kb_snapshot = snapshot_id
         store.save(meta, items + new_items)
         return ImportReport(dataset=dataset, kb_snapshot=snapshot_id, imported=[i.id for i in new_items],
-                            skipped=skipped, located_by=summarize_locations(new_items))
+                            skipped=skipped, located_by=summarize_locations(new_items),
+                            records=sum(i.id in records for i in new_items), regrouped=regrouped)

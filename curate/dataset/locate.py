@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from curate.records import Chunk, Document
+from curate.records import Chunk, Document, Evidence
 from curate.text.normalize import normalize_with_map
 from curate.text.salient import salient_difference
 
 _SEPARATOR = "\x00"
+NOT_FOUND = "its text is not in the snapshot (exact, normalised or fuzzy)"
 
 
 @dataclass
@@ -227,3 +228,34 @@ def changed_fact(quote: str, found: Location) -> str | None:
     if found.located_by not in ("normalized", "fuzzy"):
         return None
     return salient_difference(quote, found.text)
+
+
+def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str | None, tuple[Location, str] | None]:
+    """Return where `evidence` sits in the locator's snapshot (by span in its document, then by its
+    text in the same document, then anywhere), or None and why it cannot be placed; and, when the
+    only text found says another fact, that find and what differs (it is not a place either).
+
+    A place no chunk holds is not a place: evidence that maps to no chunk would silently stop counting.
+    """
+    unheld = changed = None
+    attempts = []
+    if evidence.doc_id is not None and evidence.start is not None and evidence.end is not None:
+        attempts.append(lambda: locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text))
+    if evidence.doc_id is not None:
+        attempts.append(lambda: locator.by_text(evidence.text, evidence.doc_id))
+    attempts.append(lambda: locator.by_text(evidence.text))
+    for attempt in attempts:
+        found = attempt()
+        if found is None:
+            continue
+        if not found.chunk_ids:
+            unheld = unheld or f"found in '{found.doc_id}' at [{found.start}:{found.end}], but no chunk holds it"
+            continue
+        differs = changed_fact(evidence.text, found)
+        if differs is not None:  # another fact; the same text may still stand elsewhere
+            changed = changed or (found, differs)
+            continue
+        return found, None, None
+    if changed is not None:
+        return None, f"found only as a text with other numbers, dates or codes ({changed[1]})", changed
+    return None, unheld or NOT_FOUND, None

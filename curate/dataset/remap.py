@@ -14,14 +14,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from curate.dataset.importer import extend_to_copies
-from curate.dataset.locate import Location, Locator, changed_fact
+from curate.dataset.locate import NOT_FOUND, Locator, changed_fact, relocate
 from curate.dataset.store import DatasetStore
 from curate.kb import SnapshotStore
 from curate.progress import progress
 from curate.records import Chunk, EvalItem, Evidence, item_groups
 from curate.workspace import Workspace
 
-NOT_FOUND = "its text is not in the snapshot (exact, normalised or fuzzy)"
 # An item with a changed fact and lost evidence needs the decision first: the status it takes.
 REVIEW_ORDER = ("needs_adjudication", "needs_evidence")
 
@@ -80,37 +79,6 @@ class RemapReport:
     unmapped: list[Unmapped] = field(default_factory=list)
     groups_changed: list[GroupsChanged] = field(default_factory=list)
     written: bool = False
-
-
-def relocate(evidence: Evidence, locator: Locator) -> tuple[Location | None, str | None, tuple[Location, str] | None]:
-    """Return where `evidence` sits in the locator's snapshot (by span in its document, then by its
-    text in the same document, then anywhere), or None and why it cannot be placed; and, when the
-    only text found says another fact, that find and what differs (it is not a place either).
-
-    A place no chunk holds is not a place: evidence that maps to no chunk would silently stop counting.
-    """
-    unheld = changed = None
-    attempts = []
-    if evidence.doc_id is not None and evidence.start is not None and evidence.end is not None:
-        attempts.append(lambda: locator.by_span(evidence.doc_id, evidence.start, evidence.end, evidence.text))
-    if evidence.doc_id is not None:
-        attempts.append(lambda: locator.by_text(evidence.text, evidence.doc_id))
-    attempts.append(lambda: locator.by_text(evidence.text))
-    for attempt in attempts:
-        found = attempt()
-        if found is None:
-            continue
-        if not found.chunk_ids:
-            unheld = unheld or f"found in '{found.doc_id}' at [{found.start}:{found.end}], but no chunk holds it"
-            continue
-        differs = changed_fact(evidence.text, found)
-        if differs is not None:  # another fact; the same text may still stand elsewhere
-            changed = changed or (found, differs)
-            continue
-        return found, None, None
-    if changed is not None:
-        return None, f"found only as a text with other numbers, dates or codes ({changed[1]})", changed
-    return None, unheld or NOT_FOUND, None
 
 
 def carry_retrieved(chunk_ids: list[str], source: dict[str, Chunk], locator: Locator) -> list[str]:

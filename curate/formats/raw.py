@@ -1,16 +1,20 @@
 """Items as users bring them: JSONL or CSV rows with the field names they already have, mapped to
-curate's own names before their evidence is located."""
+curate's own names before their evidence is located; and curate's own item records (what `curate export
+--format jsonl` and a release's data files hold), read whole by the item schema."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curate.errors import InputError
+from curate.errors import InputError, SchemaVersionError
 from curate.fileio import JSONValueError, iter_csv, iter_json_objects, loads_json
+from curate.formats.hf import item_from_row
+from curate.records import EvalItem
 
 # Canonical field <- names users already have (ragas, BEIR-style exports, home-grown files).
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -42,6 +46,8 @@ class RawItem:
     extra: dict[str, Any]
     format: str
     names: dict[str, str] = field(default_factory=dict)
+    record: EvalItem | None = None
+    """The whole item, when the line is one of curate's own item records (see `exported_record`)."""
 
     def label(self, name: str) -> str:
         """Return the field name the user's file used for canonical field `name`."""
@@ -86,9 +92,31 @@ def csv_list(value: str, split: bool) -> list:
     return [value]
 
 
+def _bracketed(field: str | None) -> str | None:
+    """Return a dotted pydantic path with its list indices in brackets, as import's other errors spell
+    fields: evidence.0.grade -> evidence[0].grade."""
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", field) if field else field
+
+
+def exported_record(record: dict, file: str, line: int) -> EvalItem | InputError:
+    """Return the item a line of curate's own item records holds (a line with `schema_version`, as
+    `curate export --format jsonl` writes them, or a release's data file, whose difficulty_features are
+    JSON text; an older schema is brought up to date), or the InputError naming the first field that
+    does not fit the item schema."""
+    try:
+        return item_from_row(record)
+    except SchemaVersionError as exc:
+        return InputError(f"written by a newer version of curate: schema {exc.found}, this version reads "
+                          f"{exc.reads}", file=file, line=line, field="schema_version")
+    except InputError as exc:
+        return InputError(f"{exc.message} (a line with schema_version is read as curate's own item record)",
+                          file=file, line=line, field=_bracketed(exc.field))
+
+
 def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: str = "utf-8",
                    ) -> Iterable[RawItem | InputError]:
-    """Yield each record of a JSONL or CSV file with its fields mapped to canonical names."""
+    """Yield each record of a JSONL or CSV file with its fields mapped to canonical names; a JSONL line
+    with `schema_version` is one of curate's own item records, read whole (`RawItem.record`)."""
     mapping = mapping or {}
     file = str(path)
     if path.suffix.lower() == ".csv":
@@ -102,6 +130,11 @@ def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: 
     for line, record in rows:
         if isinstance(record, InputError):
             yield record
+            continue
+        if fmt == "jsonl" and "schema_version" in record:
+            item = exported_record(record, file, line)
+            yield item if isinstance(item, InputError) else RawItem(
+                file, line, {"id": item.id, "question": item.question}, {}, fmt, record=item)
             continue
         fields: dict[str, Any] = {}
         names: dict[str, str] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from curate.errors import InputError
-from curate.fileio import loads_json, read_text
+from curate.fileio import JSONValueError, loads_json, read_text
 from curate.formats.raw import RawItem
 from curate.kb import sha256_text
 from curate.records import Document
@@ -56,6 +56,8 @@ def read_squad(path: Path, encoding: str = "utf-8") -> tuple[list[Document], lis
         data = loads_json(read_text(path, encoding))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=file, line=exc.lineno) from None
+    except JSONValueError as exc:   # NaN, a key given twice...: named by its field
+        raise InputError(exc.message, file=file, field=exc.field) from None
     except ValueError as exc:
         raise InputError(f"not valid JSON ({exc})", file=file) from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 
 import hashlib
-import json
 import random
 import re
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from curate.errors import CurateError
-from curate.fileio import dumps_json
+from curate.fileio import dumps_json, loads_json
 from curate.judge.config import JudgeConfig
 from curate.judge.prompts import Prompt
 from curate.progress import progress
@@ -65,6 +64,9 @@ class JudgeStats:
     cost: float | None = None
     unscored: Counter = field(default_factory=Counter)
     max_in_flight: int = 0
+    scrubbed: int = 0
+    """Answers that quoted the judge's key (an echoed Authorization header): cached and used with the key
+    replaced by ***."""
 
 
 # A transport sends chat messages and returns (content, refusal, prompt tokens, completion tokens).
@@ -144,10 +146,23 @@ def reason_kind(reason: str) -> str:
 
 
 def _parse(content: str, schema: type[BaseModel]) -> BaseModel:
-    data = json.loads(content)
+    # loads_json: a verdict holding NaN, or a key given twice ({"verdict": "yes", "verdict": "no"}), is
+    # unparsable, not whichever value json keeps
+    data = loads_json(content)
     if isinstance(data, dict) and isinstance(data.get("verdict"), str):
         data["verdict"] = data["verdict"].strip().lower().replace(" ", "_")
     return schema.model_validate(data)
+
+
+def _mask_texts(value, key: str):
+    """Return a copy of a JSON value with `key` masked out of every string in it (keys of objects too)."""
+    if isinstance(value, str):
+        return mask(value, [key])
+    if isinstance(value, list):
+        return [_mask_texts(v, key) for v in value]
+    if isinstance(value, dict):
+        return {mask(k, [key]): _mask_texts(v, key) for k, v in value.items()}
+    return value
 
 
 class Judge:
@@ -192,6 +207,12 @@ class Judge:
             except (CurateError, ValueError, ValidationError):
                 pass  # a damaged entry is asked again
         verdict = self._request(prompt, payload)
+        if verdict.output is not None:
+            try:
+                verdict.output = self._scrubbed(prompt, verdict.output)
+            except ValidationError:   # the key stood where a verdict belongs: no verdict
+                verdict = Verdict(None, "unparsable answer: it quoted the judge's key where its verdict belongs",
+                                  False, verdict.prompt_tokens, verdict.completion_tokens)
         if verdict.unscored:
             # Whatever the transport, a reason quoting the server never carries the key to a file.
             verdict.unscored = mask(verdict.unscored, [self.config.api_key()])
@@ -208,6 +229,21 @@ class Judge:
                 usage=TokenUsage(prompt_tokens=verdict.prompt_tokens, completion_tokens=verdict.completion_tokens),
             ).write(path)
         return verdict
+
+    def _scrubbed(self, prompt: Prompt, output: BaseModel) -> BaseModel:
+        """Return `output` with every text that quotes the key (or an echo of its start) masked, counted in
+        `stats.scrubbed`: a judge that echoes its Authorization header never puts the key into the cache,
+        a score file or a report."""
+        key = self.config.api_key()
+        if not key:
+            return output
+        data = output.model_dump(mode="json")
+        masked = _mask_texts(data, key)
+        if masked == data:
+            return output
+        with self._lock:
+            self.stats.scrubbed += 1
+        return prompt.schema.model_validate(masked)
 
     def ask_many(self, requests: Sequence[tuple[Prompt, dict, int]], description: str = "judging") -> list[Verdict]:
         """Return the verdicts of many requests, asked at most `concurrency` at a time, in order."""

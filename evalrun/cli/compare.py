@@ -31,6 +31,7 @@ from evalrun.compare.gate import (
 )
 from evalrun.compare.history import (
     DROPS,
+    check_subset,
     chosen_metrics,
     consecutive_drops,
     find_runs,
@@ -228,7 +229,7 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
     and their 95% intervals, oldest first. Each FOLDER is a run folder or a folder of runs (runs/)."""
     runs = find_runs(folders)
     names = chosen_metrics(runs, metrics)
-    points = history(runs, names, subset)
+    points = history(runs, names, check_subset(runs, subset))
     alerts: list[str] = []
     if alert:
         try:

@@ -5,6 +5,7 @@ consecutive runs."""
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from collections.abc import Sequence
 from itertools import pairwise
@@ -70,6 +71,23 @@ def chosen_metrics(runs: Sequence[Run], patterns: Sequence[str]) -> list[str]:
         if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
             raise InputError(f"no metric of these runs matches {pattern!r} (e.g. 'context/recall@*')", field="metric")
     return sorted((n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)), key=metric_order)
+
+
+SUBSETS_SHOWN = 12
+
+
+def check_subset(runs: Sequence[Run], subset: str) -> str:
+    """Return `subset` when some run's summary has it; else raise an InputError naming the closest
+    subset the runs have and the subsets they have (an unknown subset would show an empty history
+    and, with --alert, say "no alert" about nothing)."""
+    known = sorted({label for run in runs for label in run.summary.metrics}, key=lambda s: (s != "all", s))
+    if subset in known:
+        return subset
+    folded = {label.casefold(): label for label in known}
+    close = [folded[m] for m in difflib.get_close_matches(subset.casefold(), list(folded), n=1, cutoff=0.6)]
+    shown = ", ".join(known[:SUBSETS_SHOWN]) + (f", ... ({len(known)} in all)" if len(known) > SUBSETS_SHOWN else "")
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise InputError(f"no run here has a subset {subset!r}: {hint}these runs have {shown or 'none'}", field="subset")
 
 
 def history(runs: Sequence[Run], metrics: Sequence[str], subset: str = "all") -> list[HistoryPoint]:

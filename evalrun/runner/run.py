@@ -49,6 +49,7 @@ from evalrun.runner.targets import (
     Target,
     TargetFailed,
     Unholdable,
+    check_logged,
     describe,
     http_target,
     json_value,
@@ -226,6 +227,7 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     # Everything that can be refused is refused before the run folder exists: a bad --traces file or
     # target leaves nothing behind.
     logged = logged_traces(traces) if traces is not None else None
+    stray = check_logged(logged, traces, [i.id for i in items], ref) if logged is not None else None
     call = None
     if target is not None:
         call = (http_target(target, settings.timeout, settings.max_response_bytes)
@@ -233,6 +235,8 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     if folder.exists() and not resume and any(folder.iterdir()):
         raise CurateError(f"run folder {folder} is not empty: pass --resume to finish it, or another --out")
     folder.mkdir(parents=True, exist_ok=True)
+    if stray:
+        print(f"evalrun: warning: {stray}", file=sys.stderr, flush=True)
     finish = _resume_command(workspace, ref, target, traces, folder, settings)
     # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
     with writing(folder, f"run folder {folder}", wait=False, clean=[(folder, 1)]):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from curate import InputError, iter_json_objects, loads_json, read_text
+from curate import InputError, check_base_url, iter_json_objects, loads_json, read_text
 
 # A target takes (item id, question, oracle context or None) and returns a trace: any value, checked
 # by json_value.
@@ -149,8 +149,12 @@ def python_target(spec: str, oracle: bool = False) -> Target:
 def http_target(url: str, timeout: float, max_bytes: int) -> Target:
     """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back, of at
     most `max_bytes` bytes (decoded); a larger body is not read further. `timeout` bounds each read
-    only: the run's deadline bounds the whole call."""
+    only: the run's deadline bounds the whole call. A URL that carries credentials is refused: evalrun
+    would write it into the run's manifest and the command that resumes the run."""
     import httpx
+
+    check_base_url(url, field="target", hint="evalrun writes the target's URL into the run's manifest: call "
+                   "a system that needs a key through a Python --target that reads it from the environment")
 
     def call(item_id: str, question: str, context: list[dict] | None) -> Any:
         with httpx.stream("POST", url, json={"item_id": item_id, "question": question}, timeout=timeout) as response:
@@ -188,9 +192,12 @@ def logged_traces(path: Path) -> LoggedTraces:
 
     Which one is told by the content, not the name (TREC run files have no settled extension): a
     file whose first non-blank character is `{` is JSONL. A repeated item id, or a document ranked
-    twice for one query, is an InputError naming both lines."""
+    twice for one query, is an InputError naming both lines; an empty file (or one of blank lines) is
+    an InputError too."""
     path = Path(path)
     text = read_text(path)
+    if not text.strip():   # a run of nothing but "no trace for this item" would look like a system that failed
+        raise InputError("empty: no traces (a JSONL file of traces, one per item, or a TREC run file)", file=str(path))
     if text.lstrip()[:1] == "{":
         return LoggedTraces("trace", _jsonl_traces(path, text))
     return LoggedTraces("trec", _trec_traces(path, text))
@@ -240,6 +247,22 @@ def _trec_traces(path: Path, text: str) -> dict[str, Any]:
         seen[pair] = number
         runs.setdefault(parts[0], []).append((-score, rank, parts[2]))
     return {qid: {"candidates": [doc for _, _, doc in sorted(rows)]} for qid, rows in runs.items()}
+
+
+def check_logged(logged: LoggedTraces, path: Path, item_ids: list[str], ref: str) -> str | None:
+    """Raise an InputError when no trace of `logged` names an item of the release (every item would fail
+    with "no trace", a run that measures nothing); return a warning when some traces name no item
+    (they are not scored), else None."""
+    known = set(item_ids)
+    strangers = [item_id for item_id in logged.traces if item_id not in known]
+    if strangers and len(strangers) == len(logged.traces):
+        raise InputError(f"none of its {len(strangers)} traces names an item of {ref} (first: {strangers[0]!r}; the "
+                         f"release's first item is {item_ids[0]!r})" if item_ids else f"{ref} has no items",
+                         file=str(path), field="item_id" if logged.kind == "trace" else None)
+    if strangers:
+        return (f"{len(strangers)} of the {len(logged.traces)} traces in {path} name no item of {ref} (first: "
+                f"{strangers[0]!r}): they are not scored")
+    return None
 
 
 def describe(target: str | None, traces: Path | None, oracle: bool, kind: str = "trace") -> str:

@@ -33,6 +33,7 @@ completeness < 1); ``hallucination`` when any claim was judged unsupported.
 from __future__ import annotations
 
 import copy
+import sys
 from collections import Counter
 from collections.abc import Collection, Iterable
 
@@ -322,6 +323,9 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
         row.attribution.extend(result["attribution"])
         row.generation = result["details"]
     stats = judge.stats
+    if stats.scrubbed:
+        print(f"evalrun: warning: {stats.scrubbed} answers of the judge quoted its API key (an echoed Authorization "
+              "header?): the key was replaced by *** before they were cached or scored", file=sys.stderr, flush=True)
     return JudgeReport(status="scored", config=config.public(), prompt_versions=GENERATION.versions(),
                        requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
                        completion_tokens=stats.completion_tokens, cost=stats.cost, unscored=dict(stats.unscored),

@@ -153,3 +153,19 @@ def test_bad_csv_is_located(tmp_path, text, error):
 
 def test_a_quote_inside_an_unquoted_cell_is_text(tmp_path):
     assert _csv(tmp_path, 'id,question\na,a 5" screen\n') == [(2, {"id": "a", "question": 'a 5" screen'})]
+
+
+@pytest.mark.parametrize(("text", "key", "field"), [
+    ('{"grade": 1, "grade": 2}', "grade", "grade"),
+    ('{"evidence": [{"text": "a"}, {"text": "b", "doc_id": "d", "text": "c"}]}', "text", "evidence[1].text"),
+    ('[{"k": {}}, {"k": {"问题": 1, "问题": 1}}]', "问题", "[1].k.问题")])     # the same value twice is refused too
+def test_a_key_given_twice_in_one_object_is_refused_naming_its_path(text, key, field):
+    assert _refusal(text) == (f"key {key!r} given twice in one object (which value is meant cannot be told)", field)
+
+
+def test_the_first_problem_of_a_text_is_the_one_said():
+    assert _refusal('{"a": NaN, "b": 1, "b": 2}') == ("NaN is not a number JSON can hold", "a")
+
+
+def test_the_same_key_in_separate_objects_is_no_repetition():
+    assert loads_json('[{"text": "a", "grade": 1}, {"text": "b", "grade": 2}]')[1] == {"text": "b", "grade": 2}

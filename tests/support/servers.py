@@ -70,10 +70,12 @@ class LlamaServer:
 
 
 class ScriptedServer:
-    """An instant OpenAI-compatible server answering from `reply(messages) -> content`."""
+    """An instant OpenAI-compatible server answering from `reply(messages) -> content` (with
+    `with_headers`, `reply(messages, headers)`: a server that echoes what it was sent)."""
 
-    def __init__(self, reply, delay: float = 0.0):
+    def __init__(self, reply, delay: float = 0.0, with_headers: bool = False):
         self.reply = reply
+        self.with_headers = with_headers
         self.delay = delay
         self.requests = 0
         self.in_flight = 0
@@ -96,7 +98,8 @@ class ScriptedServer:
                 try:
                     if outer.delay:
                         time.sleep(outer.delay)
-                    content = outer.reply(body["messages"])
+                    content = (outer.reply(body["messages"], dict(self.headers)) if outer.with_headers
+                               else outer.reply(body["messages"]))
                     if isinstance(content, int):  # an HTTP status to fail with
                         self.send_response(content)
                         self.end_headers()

@@ -259,3 +259,81 @@ def test_argilla_errors_are_masked_of_the_key(monkeypatch):
         state.connect("http://127.0.0.1:9")
     assert str(caught.value) == ("cannot reach Argilla at http://127.0.0.1:9: ConnectionError: "
                                  "401 Unauthorized for key ***")
+
+
+# -- keys in URLs, and judges that echo the Authorization header in a verdict ---------------------
+
+@pytest.mark.parametrize(("url", "says"), [
+    (f"https://judge.example/v1#{KEY}", "a #fragment, which an API URL never has"),
+    (f"https://judge.example/v1?x-api-key={KEY}", "query parameter x-api-key"),
+    ("https://judge.example/v1?Subscription-Key=Zq7secret", "query parameter Subscription-Key"),
+    (f"https://judge.example/v1?auth={KEY}", "query parameter auth"),
+    (f"https://judge.example/v1?{KEY}", "a query parameter"),
+    (f"https://judge.example/{KEY}/v1", "a part of its path that looks like a key"),
+    (f"https://{KEY}@judge.example/v1", "user:password@")])
+def test_a_key_anywhere_in_the_url_is_refused_without_being_repeated(url, says):
+    with pytest.raises(InputError) as caught:
+        check_base_url(url, field="base_url")
+    assert str(caught.value).startswith(f"field 'base_url': the URL of judge.example carries credentials ({says})")
+    assert KEY not in str(caught.value) and "Zq7secret" not in str(caught.value)
+    public = json.dumps(JudgeConfig(base_url=url, model="m").public())
+    assert KEY not in public and "Zq7secret" not in public
+
+
+@pytest.mark.parametrize("url", ["https://judge.example/v1?api-version=2024-02-15-preview",
+                                 "https://x.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18",
+                                 "https://dashscope.aliyuncs.com/compatible-mode/v1", "http://127.0.0.1:8080/v1#"])
+def test_ordinary_api_urls_are_accepted(url):
+    assert check_base_url(url, field="base_url") == url
+
+
+def test_a_fragment_key_from_the_environment_is_refused_before_anything_is_written(handbook, monkeypatch):
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", f"https://judge.example/v1#{KEY}")
+    before = sorted(p for p in handbook.workspace.root.rglob("*"))
+    result = handbook("check-consistency", "--dataset", "faq", code=2)
+    assert _one_line_without(result, KEY).startswith("error: field 'CURATE_JUDGE_BASE_URL': the URL of judge.example "
+                                                     "carries credentials (a #fragment")
+    assert sorted(p for p in handbook.workspace.root.rglob("*")) == before
+
+
+def _echo_authorization(messages, headers):
+    """A judge that answers every check, quoting the Authorization header it was sent in its reason."""
+    sent = next(value for name, value in headers.items() if name.lower() == "authorization")
+    text = messages[-1]["content"]
+    answer = ({"verdict": "yes"} if '"yes" or "no"' in text or '"yes" 或 "no"' in text else
+              {"verdict": "supported"} if "not_supported" in text else
+              {"verdict": "consistent"} if "contradicts" in text else {"verdict": "unanswerable", "chunk": None})
+    return json.dumps({**answer, "reason": f"received {sent}; key {sent.removeprefix('Bearer ')[:12]}..."})
+
+
+def test_a_verdict_that_echoes_the_authorization_header_is_cached_without_the_key(handbook, monkeypatch):
+    from tests.support.servers import ScriptedServer
+
+    server = ScriptedServer(_echo_authorization, with_headers=True)
+    try:
+        monkeypatch.setenv("MY_JUDGE_KEY", KEY)
+        report_path = handbook.workspace.root / "consistency.json"
+        result = handbook("check-consistency", "--dataset", "faq", "--judge-base-url", server.base_url,
+                          "--judge-model", "judge", "--judge-api-key-env", "MY_JUDGE_KEY", "--report", report_path)
+        assert server.headers and all({n.lower(): v for n, v in h.items()}["authorization"] == f"Bearer {KEY}"
+                                      for h in server.headers)
+        assert result.stderr.splitlines() == [
+            "warning: 11 answers of the judge quoted its API key (an echoed Authorization header?): the key was "
+            "replaced by *** before they were cached or used"]
+        cached = [json.loads(p.read_text(encoding="utf-8")) for p in (handbook.workspace.root / "cache").rglob("*.json")]
+        assert len(cached) == 11 and {c["output"]["reason"] for c in cached} == {"received Bearer ***; key ***..."}
+        texts = [result.stdout, result.stderr] + [p.read_text(encoding="utf-8", errors="replace")
+                                                  for p in handbook.workspace.root.rglob("*") if p.is_file()]
+        assert not [t for t in texts if KEY in t or KEY[:12] in t]
+        again = handbook("check-consistency", "--dataset", "faq", "--judge-base-url", server.base_url,
+                         "--judge-model", "judge", "--judge-api-key-env", "MY_JUDGE_KEY")
+        assert again.stderr == "" and "11 from cache" in again.stdout   # the cache holds no key to scrub
+    finally:
+        server.close()
+
+
+def test_a_verdict_with_a_key_given_twice_is_unparsable_not_the_last_value(workspace):
+    judge = Judge(JudgeConfig(base_url="http://unused/v1", model="m"), workspace.root / "cache",
+                  transport=lambda messages: ('{"verdict": "yes", "verdict": "no", "reason": "r"}', None, 1, 1))
+    verdict = judge.ask(CONSISTENCY.get("answers_question", "en"), {"question": "q", "answer": "a"})
+    assert verdict.output is None and verdict.unscored.startswith("unparsable answer: key 'verdict' given twice")

@@ -92,3 +92,18 @@ def test_runs_of_two_datasets_or_no_run_are_one_line(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert _history(empty, code=2).stderr.strip() == f"error: no scored run in {empty}"
+
+
+def test_an_unknown_subset_is_refused_naming_the_closest_and_the_known_ones(tmp_path):
+    """An unknown --subset used to print an empty history (and, with --alert, "no alert")."""
+    runs = tmp_path / "runs"
+    hard = {"difficulty=hard": [f"i{k:02d}" for k in range(20)], "tag=billing": ["i01"]}
+    _run(runs, "a", 1, 40, subsets=hard)
+    _run(runs, "b", 2, 20, subsets=hard)
+    for subset, hint in (("difficulty=Hard", "did you mean 'difficulty=hard'? "),
+                         ("dificulty=hard", "did you mean 'difficulty=hard'? "), ("lang=fr", "")):
+        for extra in ((), ("--alert", "--workspace", tmp_path / "nowhere")):
+            result = _history(runs, "--metric", HIT, "--subset", subset, *extra, code=2)
+            assert result.stderr == (f"error: field 'subset': no run here has a subset {subset!r}: {hint}these runs "
+                                     "have all, difficulty=hard, tag=billing\n")
+    assert "2 runs of d on difficulty=hard" in _history(runs, "--metric", HIT, "--subset", "difficulty=hard").stdout
