@@ -7,13 +7,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from curate.dataset import DatasetStore
 from curate.locks import Busy, writing
-from tests.support.processes import Watched
+from tests.support.processes import PATIENCE, Watched, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLED_AT = """
@@ -103,6 +104,53 @@ def test_the_lock_is_reentrant_in_a_thread_and_exclusive_across_processes(tmp_pa
         assert other.returncode == 1 and "Busy: x is being written by another command" in other.stderr
     with writing(tmp_path, "x", wait=False):
         pass
+
+
+def test_a_writer_waiting_for_a_folder_its_holder_made_and_removed_gets_it(tmp_path, capsys):
+    """The first writer made the run folder and leaves it empty (a run refused before its first
+    trace, say), so it removes it again; the second, waiting meanwhile, makes it anew and writes
+    there (it used to crash on the missing folder)."""
+    folder, errors, said = tmp_path / "run", [], []
+
+    def second():
+        try:
+            with writing(folder, "run folder"):
+                (folder / "traces.jsonl").write_text("second", encoding="utf-8")
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            errors.append(exc)
+
+    waiting = threading.Thread(target=second)
+    with writing(folder, "run folder"):
+        waiting.start()
+        wait_until(lambda: said.append(capsys.readouterr().err) or "waiting for another command writing run folder"
+                   in "".join(said), "the second writer waiting")
+    waiting.join(PATIENCE)
+    assert errors == [] and (folder / "traces.jsonl").read_text(encoding="utf-8") == "second"
+
+
+def test_a_lock_taken_on_a_folder_removed_meanwhile_is_taken_again_on_the_one_there(tmp_path, monkeypatch):
+    """Between opening the folder and locking it, its maker removed it and another writer made it
+    anew: the lock on the removed folder would exclude nobody, so it is taken on the one at the path."""
+    import curate.locks as locks
+    folder = tmp_path / "run"
+    folder.mkdir()
+    flock, swapped = locks.fcntl.flock, []
+
+    def swap_then_lock(fd, operation):
+        if not swapped:     # the first lock: its folder is replaced just before
+            swapped.append(True)
+            folder.rmdir()
+            folder.mkdir()
+        return flock(fd, operation)
+
+    monkeypatch.setattr(locks.fcntl, "flock", swap_then_lock)
+    with writing(folder, "run folder"):
+        monkeypatch.setattr(locks.fcntl, "flock", flock)
+        other = subprocess.run([sys.executable, "-c", "import sys\nfrom curate.locks import writing\n"
+                                f"with writing({str(folder)!r}, 'run folder', wait=False): pass"],
+                               capture_output=True, text=True, cwd=ROOT, timeout=PATIENCE)
+        assert other.returncode == 1 and "Busy: run folder is being written by another command" in other.stderr
+    assert swapped
 
 
 def test_a_killed_writer_lets_go_and_its_leftovers_are_removed(handbook, tmp_path):
