@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,27 @@ def test_a_writer_that_waits_too_long_stops_with_one_line(handbook, tmp_path):
     assert err.strip().splitlines()[-1] == ("error: dataset 'faq' is still being written by another command "
                                            "after 1 s; try again when it has finished")
     assert (workspace.datasets_dir / "faq" / "items.jsonl").read_bytes() == before
+
+
+def test_a_writer_gives_up_no_sooner_than_the_lock_timeout(tmp_path, monkeypatch):
+    """Only a lower bound is checked: a busy machine may let it give up later, never sooner."""
+    monkeypatch.setenv("CURATE_LOCK_TIMEOUT", "0.3")
+    outcome = {}
+
+    def second():
+        started = time.monotonic()
+        try:
+            with writing(tmp_path, "x"):
+                outcome["held"] = True
+        except Busy as exc:
+            outcome["waited"], outcome["error"] = time.monotonic() - started, str(exc)
+
+    with writing(tmp_path, "x"):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(PATIENCE)
+    assert "held" not in outcome and outcome["waited"] >= 0.3
+    assert outcome["error"] == "x is still being written by another command after 0.3 s; try again when it has finished"
 
 
 def test_the_lock_is_reentrant_in_a_thread_and_exclusive_across_processes(tmp_path):
