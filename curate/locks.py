@@ -51,25 +51,44 @@ def timeout() -> float:
 
 
 def _try(folder: Path):
-    """Return a held lock on `folder`, or None when another holds it."""
-    if fcntl is None:  # pragma: no cover - Windows
-        from filelock import FileLock, Timeout
-        lock = FileLock(str(folder / ".lock"))
+    """Return (a held lock on `folder` or None when another holds it, whether this call made the folder).
+
+    The folder is made when missing: the writer this one waited for may have made it and, leaving it
+    empty, removed it again. A lock that was taken on a folder removed meanwhile is let go of and
+    taken again on the folder now at that path: two writers never hold one path each through a
+    different folder."""
+    made = False
+    while True:
+        if not folder.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            made = True
+        if fcntl is None:  # pragma: no cover - Windows
+            from filelock import FileLock, Timeout
+            lock = FileLock(str(folder / ".lock"))
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                return None, made
+            return lock, made
         try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            return None
-        return lock
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+            fd = os.open(folder, os.O_RDONLY)
+        except FileNotFoundError:  # removed between the two steps: make it again
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None, made
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(folder))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd, made
         os.close(fd)
-        return None
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _let_go(handle) -> None:
@@ -87,8 +106,7 @@ def writing(folder: Path, what: str, wait: bool = True,
     of killed writes are removed (default: `folder`, three levels down). A folder created for the
     lock and still empty afterwards is removed again."""
     folder = Path(folder).resolve()
-    created = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
+    created = False
     key, me = str(folder), threading.get_ident()
     with _guard:
         entry = _held.get(key)
@@ -96,7 +114,7 @@ def writing(folder: Path, what: str, wait: bool = True,
             entry[1] += 1
             handle = None
         else:
-            handle = _try(folder)
+            handle, created = _try(folder)
     try:
         if entry is None or entry[0] != me:
             if handle is None:
@@ -109,7 +127,8 @@ def writing(folder: Path, what: str, wait: bool = True,
                         raise Busy(f"{what} is still being written by another command after {timeout():g} s; "
                                    f"try again when it has finished")
                     time.sleep(POLL)
-                    handle = _try(folder)
+                    handle, made = _try(folder)
+                    created = created or made
             with _guard:
                 _held[key] = [me, 1, handle]
             for place, depth in clean if clean is not None else [(folder, 3)]:
@@ -124,7 +143,12 @@ def writing(folder: Path, what: str, wait: bool = True,
             if done:
                 del _held[key]
         if done:
-            _let_go(entry[2])
-            if created:
+            try:
+                if created and fcntl is not None:  # removed while still held (see _try)
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()  # only if still empty
+            finally:
+                _let_go(entry[2])
+            if created and fcntl is None:  # pragma: no cover - Windows: the .lock file is let go of first
                 with contextlib.suppress(OSError):
-                    folder.rmdir()  # only if still empty
+                    folder.rmdir()

@@ -103,7 +103,9 @@ def argilla_server(tmp_path_factory):
     if importlib.util.find_spec("argilla_server") is None:  # not imported here: that builds its web app
         pytest.fail("argilla-server is not installed: `make test` installs the `argilla` extra")
     from curate.annotate.server.process import start_server
+    from tests.support.processes import PATIENCE
     from tests.support.servers import free_port
-    server = start_server(tmp_path_factory.mktemp("argilla"), free_port(), api_key="curate-test-owner-api-key")
+    server = start_server(tmp_path_factory.mktemp("argilla"), free_port(), api_key="curate-test-owner-api-key",
+                          timeout=PATIENCE)   # a safety net: a busy machine starts it in far more than 4 s
     yield server
     server.stop()

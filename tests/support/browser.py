@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,7 @@ def chromium_page(width: int = 1400, height: int = 1000, base_url: str | None = 
             context.route(pattern, handler)
         console = Console()
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(120_000)   # how long an action waits for its element: a safety net only
         page.on("console", console.add)
         page.on("pageerror", lambda error: console.errors.append(f"uncaught: {error}"))
         try:
@@ -144,11 +145,13 @@ class ArgillaUI:
         page.wait_for_load_state("networkidle")   # the pager shows the new total only once the search answered
         return self.record_count()
 
-    def record_count(self, wait: float = 5.0) -> int:
-        """Return the N of the pager's "1 of N", or 0 once the UI says no record is left."""
+    def record_count(self, wait: float = 120.0) -> int:
+        """Return the N of the pager's "1 of N" as soon as it shows, or 0 when it has not shown within
+        `wait` s (no record matches; the wait is long so that a slow page is not taken for none)."""
         page = self.page
         total = page.get_by_label("Total Records")
-        for _ in range(int(wait * 10)):
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
             if total.count() and total.first.is_visible():
                 return int(total.first.inner_text().split()[-1])
             page.wait_for_timeout(100)   # still loading, or no record matches
@@ -159,10 +162,12 @@ class ArgillaUI:
         page = self.page
         shown = page.locator(".wrapper__records")
         for _ in range(pages):
-            if question in shown.inner_text():
+            before = shown.inner_text()
+            if question in before:
                 return
             page.get_by_role("button", name="Next (→)").click()
-            page.wait_for_timeout(300)
+            page.wait_for_function(   # the next record is shown (a fixed pause may not be enough)
+                "previous => document.querySelector('.wrapper__records').innerText !== previous", arg=before)
         raise AssertionError(f"no record asks {question!r}")
 
     def candidates_shown(self) -> int:

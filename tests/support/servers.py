@@ -52,15 +52,19 @@ class LlamaServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._wait()
 
-    def _wait(self) -> None:
+    def _wait(self, within: float = 300.0) -> None:
+        """Return once /health answers 200 (the model is loaded); `within` s is a safety net only: a
+        busy machine may load the model in a minute where a quiet one takes a second."""
         import urllib.request
-        for _ in range(100):
+        deadline = time.monotonic() + within
+        while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1):
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5):
                     return
             except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"llama.cpp server did not come up within {within:g} s") from None
                 time.sleep(0.1)
-        raise RuntimeError("llama.cpp server did not come up")
 
     def close(self) -> None:
         """Stop the server (llama.cpp stops when its object is released)."""

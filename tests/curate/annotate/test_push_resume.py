@@ -25,6 +25,7 @@ from curate.index.kb_index import KBIndex
 from tests.support.argilla import annotator_headers as _annotator
 from tests.support.argilla import owner_client as _client
 from tests.support.argilla import submit as _submit
+from tests.support.processes import PATIENCE
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -233,7 +234,7 @@ def test_losing_the_server_mid_push_is_one_line_and_exit_2(handbook, monkeypatch
     from curate.annotate.server.process import start_server
     from tests.support.servers import free_port
 
-    server = start_server(tmp_path / "lost", free_port(), api_key="curate-test-lost-api-key")
+    server = start_server(tmp_path / "lost", free_port(), api_key="curate-test-lost-api-key", timeout=PATIENCE)
     monkeypatch.setenv("ARGILLA_API_KEY", server.api_key)
     monkeypatch.setenv("ARGILLA_API_URL", server.url)
     log = push_module._log

@@ -2,15 +2,14 @@
 add-failures on one dataset at once: one waits for the other (or stops, past the lock timeout)."""
 
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from curate.dataset import DatasetStore
 from curate.failures.batches import FailureBatches
+from tests.support.processes import Watched
 
 ROOT = Path(__file__).resolve().parents[3]
 KILLER = """
@@ -36,11 +35,10 @@ def _curate(workspace, log, *extra, env=None, point="none", wait=True):
     args = [sys.executable, "-c", KILLER, point, "--workspace", str(workspace.root), "add-failures", str(log),
             "--dataset", "faq", "--month", "2026-11", "--no-semantic", *extra]
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    process = subprocess.Popen(args, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = Watched(args, cwd=ROOT, env=environment)
     if not wait:
         return process
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate()
     return process.returncode, out, err
 
 
@@ -79,12 +77,12 @@ def test_two_at_once_one_waits_for_the_other_and_past_the_timeout_one_stops(prod
     with DatasetStore(workspace).writing("faq"):   # a third command holds the dataset
         late = _curate(workspace, log, env={"CURATE_LOCK_TIMEOUT": "0.5"})
         both = [_curate(workspace, log, wait=False) for _ in range(2)]
-        time.sleep(3)
+        for process in both:     # each has found the dataset locked (however long it took to start)
+            process.wait_for("waiting for another command writing dataset 'faq'")
     assert late[0] == 2 and late[2].strip().endswith("dataset 'faq' is still being written by another command "
                                                      "after 0.5 s; try again when it has finished")
-    done = [p.communicate(timeout=120) + (p.returncode,) for p in both]
+    done = [p.communicate() + (p.returncode,) for p in both]
     assert [code for _, _, code in done] == [0, 0]
-    assert all("waiting for another command writing dataset 'faq'" in err for _, err, _ in done)
     outs = sorted(out for out, _, _ in done)
     assert "added 6 (needs_evidence)" in outs[0] and "added before, in batch 2026-11-1" in outs[1]
     items, batches = _state(workspace)

@@ -13,6 +13,7 @@ from curate.judge.client import Judge, openai_transport, reason_kind
 from curate.judge.config import JudgeConfig, resolve
 from curate.release import release
 
+from tests.support.processes import wait_until
 from tests.support.servers import LlamaServer, ScriptedServer
 
 
@@ -139,7 +140,13 @@ def test_timeouts_are_retried_then_unscored(handbook):
 
 
 def test_concurrency_stays_within_its_bound(handbook):
-    server = ScriptedServer(_verdict_for, delay=0.05)
+    """The judge's first requests are held until three are in flight together (then all answer at
+    once): the bound is reached whatever the machine's speed, and never passed."""
+    def together(messages):
+        wait_until(lambda: server.max_in_flight >= 3, "three requests in flight", every=0.01)
+        return _verdict_for(messages)
+
+    server = ScriptedServer(together)
     try:
         report = check_consistency(handbook.workspace, dataset="faq", config=_config(server, concurrency=3))
     finally:

@@ -14,6 +14,7 @@ from evalrun.runner import run
 from evalrun.runner.trace_log import TraceLog
 
 from tests.support import targets
+from tests.support.processes import PATIENCE
 
 
 def _summary(folder):
@@ -76,7 +77,7 @@ def test_bad_input_is_recorded_per_item_and_the_run_goes_on(released, tmp_path):
     # rather than in the next test
     for thread in threading.enumerate():
         if thread.name.startswith("evalrun call"):
-            thread.join(timeout=3)
+            thread.join(timeout=PATIENCE)   # it sleeps 2 s: the timeout is a safety net
 
 
 def test_leakage_gate_refuses_an_unchecked_release(handbook, tmp_path):

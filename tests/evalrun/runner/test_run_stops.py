@@ -2,13 +2,13 @@
 or moved by a target that changes folder: whole lines, a let-go lock, the command that finishes it,
 and no folder left behind by an input refused up front."""
 
+import importlib
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,18 +21,20 @@ from evalrun.runner import run
 from evalrun.runner.run import RunInterrupted
 from evalrun.runner.trace_log import TraceLog
 from tests.evalrun.runner.conftest import SIX
+from tests.support.processes import PATIENCE, wait_until
 
 EVALRUN = [sys.executable, "-c", "from evalrun.cli.main import main; main()"]
 
-# Slow on u-4 until FAST is set; writes each question it is asked to CALLS, and MARK once u-4 is in flight.
+# Hangs for ever on u-4 until FAST is set; writes each question it is asked to CALLS, and MARK once u-4
+# is in flight.
 SLOW_ON_U4 = """
-    import os, pathlib, time
+    import os, pathlib, threading
     def answer(question):
         with open(os.environ["CALLS"], "a") as calls:
             calls.write(question + "\\n")
         if question == "Question u-4?" and not os.environ.get("FAST"):
             pathlib.Path(os.environ["MARK"]).write_text("in flight")
-            time.sleep(60)
+            threading.Event().wait()
         return {"candidates": [], "refused": True}
 """
 
@@ -53,14 +55,10 @@ def test_ctrl_c_stops_the_run_cleanly_and_the_command_it_names_finishes_it(signu
                                 str(folder), "--concurrency", "1", "--timeout", "30", "--workspace", str(six.root)],
                                cwd=tmp_path / "targets", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
-    deadline = time.monotonic() + 30
-    while not mark.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: mark.exists() or process.poll() is not None, "the call of u-4")
     assert mark.exists(), process.communicate()
-    started = time.monotonic()
     process.send_signal(signum)
-    _, err = process.communicate(timeout=10)
-    assert time.monotonic() - started < 5                      # it does not wait for the call in flight (60 s)
+    _, err = process.communicate(timeout=PATIENCE)   # it ends: it does not wait for the call in flight (never)
     assert process.returncode == code, err
     finish = shlex.join(["evalrun", "run", "--dataset", "six@v1", "--target", f"{module}:answer", "--out", str(folder),
                          "--resume", "--concurrency", "1", "--timeout", "30.0", "--workspace", str(six.root)])
@@ -70,7 +68,7 @@ def test_ctrl_c_stops_the_run_cleanly_and_the_command_it_names_finishes_it(signu
 
     calls.write_text("")
     resumed = subprocess.run([*EVALRUN, *shlex.split(finish)[1:]], cwd=tmp_path / "targets",
-                             env={**env, "FAST": "1"}, capture_output=True, text=True, timeout=60, check=False)
+                             env={**env, "FAST": "1"}, capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert resumed.returncode == 0, resumed.stderr
     assert calls.read_text().splitlines() == ["Question u-4?", "Question u-5?", "Question u-6?"]
     assert _whole_lines(folder / "traces.jsonl") == SIX
@@ -80,19 +78,23 @@ def test_ctrl_c_stops_the_run_cleanly_and_the_command_it_names_finishes_it(signu
 def test_an_interrupted_run_lets_go_of_its_lock_and_resumes_in_the_same_process(six, target_module, tmp_path,
                                                                                 monkeypatch):
     module = target_module("""
-        import os, signal, time
+        import os, signal, threading
+        RELEASE = threading.Event()
         def answer(question):
             if question == "Question u-3?" and not os.environ.get("FAST"):
                 os.kill(os.getpid(), signal.SIGINT)   # Ctrl-C while this call is in flight
-                time.sleep(5)
+                RELEASE.wait(300)                     # in flight until the test lets it go
             return {"candidates": [], "refused": True}
     """)
     folder = tmp_path / "run"
-    settings = RunSettings(concurrency=1, timeout=10)
-    with pytest.raises(RunInterrupted) as caught:
-        run(six, ref="six@v1", target=f"{module}:answer", out=folder, settings=settings)
+    settings = RunSettings(concurrency=1, timeout=120)
+    try:
+        with pytest.raises(RunInterrupted) as caught:
+            run(six, ref="six@v1", target=f"{module}:answer", out=folder, settings=settings)
+    finally:
+        importlib.import_module(module).RELEASE.set()
     assert str(caught.value) == (f"2 of 6 items done; finish with: evalrun run --dataset six@v1 --target "
-                                 f"{module}:answer --out {folder} --resume --concurrency 1 --timeout 10.0 "
+                                 f"{module}:answer --out {folder} --resume --concurrency 1 --timeout 120.0 "
                                  f"--workspace {six.root}")
     assert caught.value.exit_code == 130
     with writing(folder, "the run folder", wait=False):     # let go of: taken again at once

@@ -5,7 +5,6 @@ the curate-sqlite search engine's filters, sort and progress counts, and a resta
 from __future__ import annotations
 
 import importlib.util
-import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +17,7 @@ httpx = pytest.importorskip("httpx")
 
 from curate.annotate.server.process import start_server  # noqa: E402
 
+from tests.support.processes import PATIENCE, wait_until  # noqa: E402
 from tests.support.servers import free_port  # noqa: E402
 
 N = 50
@@ -266,10 +266,7 @@ def test_changing_min_submitted_runs_the_status_job(argilla_server, client, work
     assert search(argilla_server, dataset, completed)["total"] == 1
     dataset.settings.distribution = rg.TaskDistribution(min_submitted=2)
     dataset.update()  # argilla-server enqueues an rq job that recomputes record statuses
-    deadline = time.monotonic() + 10
-    while search(argilla_server, dataset, completed)["total"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert search(argilla_server, dataset, completed)["total"] == 0
+    wait_until(lambda: search(argilla_server, dataset, completed)["total"] == 0, "the status job", every=0.1)
 
 
 def test_vector_search_is_refused_clearly(argilla_server, client, workspace):
@@ -287,7 +284,7 @@ def test_vector_search_is_refused_clearly(argilla_server, client, workspace):
 def test_restart_keeps_data_and_no_key_is_written(tmp_path: Path):
     data_dir = tmp_path / "argilla"
     port = free_port()
-    first = start_server(data_dir, port)  # no key given: generated, with a password, on first start
+    first = start_server(data_dir, port, timeout=PATIENCE)  # no key given: generated, with a password, on first start
     try:
         assert first.created and first.password and len(first.api_key) >= 32
         client = rg.Argilla(api_url=first.url, api_key=first.api_key)
@@ -299,7 +296,7 @@ def test_restart_keeps_data_and_no_key_is_written(tmp_path: Path):
     finally:
         first.stop()
     assert not (data_dir / "tmp").exists()  # argilla-server's copy of its web app is removed
-    second = start_server(data_dir, port)
+    second = start_server(data_dir, port, timeout=PATIENCE)
     try:
         assert not second.created and second.password is None and second.api_key == first.api_key
         client = rg.Argilla(api_url=second.url, api_key=second.api_key)
@@ -314,7 +311,7 @@ def test_restart_keeps_data_and_no_key_is_written(tmp_path: Path):
         if path.is_file() and not path.name.startswith("argilla.db"):
             content = path.read_bytes()
             assert not any(secret in content for secret in secrets), path
-    third = start_server(data_dir, port, api_key="a-key-the-team-chose")  # ARGILLA_API_KEY wins
+    third = start_server(data_dir, port, api_key="a-key-the-team-chose", timeout=PATIENCE)  # ARGILLA_API_KEY wins
     try:
         assert third.api_key == "a-key-the-team-chose" and not third.created
         me = f"{third.url}/api/v1/me"
