@@ -60,6 +60,8 @@ class CompareRow(Record):
     test: str | None = Field(None, description="mcnemar_exact (0/1 values), sign_flip_exact or sign_flip (a "
                              "Monte Carlo permutation test of the mean difference).")
     discordant: tuple[int, int] | None = Field(None, description="0/1 metrics: items that went 1 -> 0, and 0 -> 1.")
+    fell: int = Field(0, description="Pairs whose value is lower in NEW.")
+    rose: int = Field(0, description="Pairs whose value is higher in NEW.")
     significant: bool = Field(False, description="p_adjusted below alpha.")
     worse: bool = Field(False, description="Significant and in the worse direction (a fall; a rise for the "
                         "metrics where lower is better).")
@@ -84,6 +86,8 @@ class Comparison(Record):
     correction: str = Field(CORRECTION, description="How p-values are corrected for the rows compared.")
     alpha: float = Field(ALPHA, description="Significance level of p_adjusted.")
     compared: int = Field(0, description="Rows with a p-value: the number Holm corrects for.")
+    resamples: int = Field(RESAMPLES, description="Resamples of the bootstrap and of the Monte Carlo sign-flip test "
+                           "(whose p-value is never below 1 / (1 + resamples)).")
     items: int = Field(description="Items both runs scored.")
     base_only: list[str] = Field(default_factory=list, description="Items only BASE scored.")
     new_only: list[str] = Field(default_factory=list, description="Items only NEW scored.")
@@ -206,7 +210,7 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
         rows.append(CompareRow(metric=result.metric, subset=result.subset, n=result.n, left_out=result.left_out,
                                base=result.base_mean, new=result.new_mean, difference=result.difference,
                                ci95=result.ci95, ci_method=result.ci_method, p_value=result.p_value, test=result.test,
-                               discordant=result.discordant))
+                               discordant=result.discordant, fell=result.fell, rose=result.rose))
     rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
     tested = [r for r in rows if r.p_value is not None]
     adjust = holm if correction == "holm" else bh
@@ -226,6 +230,7 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
     agreements = [run.summary.judge.agreement if run.summary.judge else {} for run in (base, new)]
     return Comparison(base=str(base.folder), new=str(new.folder), base_target=base.manifest.target,
                       new_target=new.manifest.target, correction=correction, alpha=alpha, compared=len(tested),
+                      resamples=resamples,
                       items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
                       apart=len(apart), subsets=items is not None, warnings=list(checked.warnings),
                       uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
