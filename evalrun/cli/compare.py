@@ -32,9 +32,10 @@ from evalrun.compare.history import (
     DROPS,
     chosen_metrics,
     consecutive_drops,
-    find_runs,
     history,
     latest_alerts,
+    newest_run_alerts,
+    scan_runs,
 )
 
 INTERVALS = ("95% CI: a paired percentile bootstrap (one resample of the items for both runs); N: Newcombe's score "
@@ -225,7 +226,9 @@ def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...],
 @click.option("--subset", default="all", show_default=True, help="The subset shown, e.g. 'difficulty=hard'.")
 @click.option("--alert", is_flag=True, help="Exit 1 when the latest run is significantly worse than the previous one "
               "(paired, Holm-corrected over the metrics x subsets compared) or a metric got worse in --drops "
-              "consecutive runs; each alert one line naming metric and subset.")
+              "consecutive runs; each alert one line naming metric and subset. The newest run is never looked "
+              "past: a newer run folder that is not scored or cannot be read, or a metric the latest run has no "
+              "value of, is an alert too.")
 @click.option("--drops", type=click.IntRange(min=1), default=DROPS, show_default=True,
               help="With --alert: consecutive runs in which a metric got worse that raise an alert.")
 @click.option("--json", "as_json", is_flag=True, help="Print the history (and the alerts) as JSON.")
@@ -235,7 +238,7 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
                     drops: int, as_json: bool, command_workspace: Path | None) -> None:
     """List the runs of one dataset over time (release version, KB snapshot, target) with chosen metrics
     and their 95% intervals, oldest first. Each FOLDER is a run folder or a folder of runs (runs/)."""
-    runs = find_runs(folders)
+    runs, skipped = scan_runs(folders)
     names = chosen_metrics(runs, metrics)
     points = history(runs, names, subset)
     alerts: list[str] = []
@@ -245,12 +248,17 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
         except WorkspaceError:
             workspace = None
         items = release_items(workspace, runs[-1]) if len(runs) > 1 else None
-        alerts = latest_alerts(runs, names, items) + consecutive_drops(runs, names, drops)
+        alerts = (newest_run_alerts(runs, skipped, names, chosen=bool(metrics)) + latest_alerts(runs, names, items)
+                  + consecutive_drops(runs, names, drops))
     if as_json:
         click.echo(json.dumps({"runs": [str(r.folder) for r in runs],
+                               "skipped": [{"folder": str(s.folder), "reason": s.reason, "started_at": s.started_at}
+                                           for s in skipped],
                                "points": [p.model_dump(mode="json") for p in points], "alerts": alerts},
                               indent=2, ensure_ascii=False))
     else:
+        for run in skipped:
+            click.echo(f"skipped run folder {run.folder}: {run.reason}")
         rows = [(p.started_at, p.version, p.kb_snapshot, p.target, p.metric, *format_summary(p.summary))
                 for p in points]
         console().print(table(f"{len(runs)} runs of {runs[0].manifest.dataset} on {subset}, oldest first",
