@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from curate import InputError, NotFound, Record, VersionedRecord, read_jsonl
+from curate import InputError, NotFound, Record, VersionedRecord, checked_cost, checked_tokens, read_jsonl
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
 MAX_JUDGE_REPEATS = 10
@@ -35,11 +35,32 @@ class Passage(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens the system spent on this question (and their cost, if it knows it)."""
+    """Tokens the system spent on this question (and their cost, if it knows it). A usage that is no
+    count or cost (negative, NaN, infinite, text, not an object) is not refused with the trace: it is
+    kept as `problem`, zero tokens and no cost, so that the item still scores and its usage is left
+    out of every sum, named."""
 
     prompt_tokens: int = Field(0, description="Prompt tokens.")
     completion_tokens: int = Field(0, description="Completion tokens.")
     cost: float | None = Field(None, description="USD, if the system knows it.")
+    problem: str | None = Field(None, description="Why the usage the trace reports cannot be counted (its field "
+                                "and value); its tokens and cost are then in no sum.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked(cls, data: Any) -> Any:
+        """Return the fields of a usage a trace reports, or only the problem when any is no count or cost."""
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            return {"problem": f"usage must be an object, got {type(data).__name__}"}
+        prompt, bad_prompt = checked_tokens(data.get("prompt_tokens"), "usage.prompt_tokens")
+        completion, bad_completion = checked_tokens(data.get("completion_tokens"), "usage.completion_tokens")
+        cost, bad_cost = checked_cost(data.get("cost"), "usage.cost")
+        problems = [p for p in (bad_prompt, bad_completion, bad_cost) if p]
+        if problems:
+            return {"problem": "; ".join(problems)}
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost}
 
 
 class Trace(BaseModel):
@@ -247,6 +268,9 @@ class EndToEnd(Record):
     latency_ms: dict[str, LatencySummary | None] = Field(default_factory=dict, description="Per stage.")
     system_tokens: dict[str, int] = Field(default_factory=dict, description="Prompt and completion tokens.")
     system_cost: float | None = Field(None, description="USD, from the traces or --price-input/--price-output.")
+    usage_left_out: int = Field(0, description="Items whose trace reported a usage that is no count or cost "
+                                "(negative, NaN, text): in neither the tokens nor the cost (each named in its "
+                                "item's problems).")
 
 
 class JudgeAgreement(Record):
@@ -272,6 +296,8 @@ class JudgeReport(Record):
     completion_tokens: int = Field(0, description="Judge completion tokens.")
     cost: float | None = Field(None, description="Judge cost in USD, when priced.")
     unscored: dict[str, int] = Field(default_factory=dict, description="Questions without a verdict, by reason.")
+    usage_left_out: int = Field(0, description="Judge replies whose usage was no token count (negative, NaN, "
+                                "text): in neither the tokens nor the cost (each named in its item's problems).")
     repeats: int = Field(1, description="Times each answer was judged (--judge-repeats).")
     agreement: dict[str, JudgeAgreement] = Field(default_factory=dict, description="With repeats > 1: per "
                                                  "generation metric, how often the repeats disagreed.")

@@ -57,6 +57,11 @@ def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: 
     cost = "unknown cost" if stats.cost is None else f"${stats.cost:.4f}"
     out.print(f"judge {config.model} at {config.base_url}: {stats.requests} requests, {stats.cache_hits} from cache, "
               f"{stats.retries} retries, {stats.prompt_tokens}+{stats.completion_tokens} tokens, {cost}")
+    if stats.usage_left_out:
+        problems = record.usage.usage_problems
+        out.print(f"[bold]{stats.usage_left_out} judge replies reported a usage that is no token count[/bold], left "
+                  f"out of the tokens and cost above (the verdicts stand): " + "; ".join(problems[:3])
+                  + ("; ..." if len(problems) > 3 or stats.usage_left_out > len(problems) else ""), soft_wrap=True)
     rows = [(item_id, reason) for item_id, reasons in sorted(report.flagged.items()) for reason in reasons]
     if rows:
         out.print(table("flagged (status needs_rewrite)", ("item", "why"), rows))

@@ -71,11 +71,15 @@ def print_summary(folder: Path) -> None:
                         [(stage, v.n, f"{v.p50:.1f}", f"{v.p95:.1f}", f"{v.max:.1f}")
                          for stage, v in e2e.latency_ms.items() if v]))
     cost = "unknown" if e2e.system_cost is None else f"{e2e.system_cost:.4f} USD"
-    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}")
+    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}"
+              + (f" ([bold]{e2e.usage_left_out} items' usage left out[/bold]: no count or cost, see --failures)"
+                 if e2e.usage_left_out else ""))
     judge = summary.judge
     if judge is not None and judge.status == "scored":
         out.print(f"judge (apart from the system): {judge.requests} requests, {judge.cache_hits} from cache, "
-                  f"{judge.prompt_tokens}+{judge.completion_tokens} tokens, cost {judge.cost}")
+                  f"{judge.prompt_tokens}+{judge.completion_tokens} tokens, cost {judge.cost}"
+                  + (f" ([bold]{judge.usage_left_out} replies' usage left out[/bold]: no token count, see --failures)"
+                     if judge.usage_left_out else ""))
         if judge.agreement:
             out.print(table(f"the judge asked {judge.repeats} times about each answer: how often it changed its mind",
                             ("metric", "items", "items changed", "judgements compared", "changed", "flip rate"),

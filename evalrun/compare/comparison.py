@@ -160,19 +160,37 @@ def _trade_offs(base: Run, new: Run) -> list[TradeOff]:
             vb, vn = getattr(lb, quantile, None), getattr(ln, quantile, None)
             rows.append(TradeOff(measure=f"latency {quantile} {stage} (ms)", base=vb, new=vn, change=change(vb, vn)))
 
-    def per_item(run: Run, value):
-        return None if value is None or not run.summary.items else value / run.summary.items
+    def per_item(run: Run, value, left_out: int = 0):
+        counted = run.summary.items - left_out   # items whose usage was no count or cost are in no sum
+        return None if value is None or counted <= 0 else value / counted
 
     pairs = [("system tokens per item", sum(b.end_to_end.system_tokens.values()),
-              sum(n.end_to_end.system_tokens.values())),
-             ("system cost per item (USD)", b.end_to_end.system_cost, n.end_to_end.system_cost),
+              sum(n.end_to_end.system_tokens.values()), True),
+             ("system cost per item (USD)", b.end_to_end.system_cost, n.end_to_end.system_cost, True),
              ("judge tokens per item", b.judge and b.judge.prompt_tokens + b.judge.completion_tokens,
-              n.judge and n.judge.prompt_tokens + n.judge.completion_tokens),
-             ("judge cost per item (USD)", b.judge and b.judge.cost, n.judge and n.judge.cost)]
-    for measure, vb, vn in pairs:
-        vb, vn = per_item(base, vb), per_item(new, vn)
+              n.judge and n.judge.prompt_tokens + n.judge.completion_tokens, False),
+             ("judge cost per item (USD)", b.judge and b.judge.cost, n.judge and n.judge.cost, False)]
+    for measure, vb, vn, system in pairs:
+        vb = per_item(base, vb, b.end_to_end.usage_left_out if system else 0)
+        vn = per_item(new, vn, n.end_to_end.usage_left_out if system else 0)
         rows.append(TradeOff(measure=measure, base=vb, new=vn, change=change(vb, vn)))
     return rows
+
+
+def usage_warnings(base: Run, new: Run) -> list[str]:
+    """Return a line for each run whose usage, the system's or the judge's, was partly left out as no
+    count or cost: its trade-offs are over what could be counted."""
+    lines = []
+    for side, run in (("BASE", base), ("NEW", new)):
+        left_out = run.summary.end_to_end.usage_left_out
+        if left_out:
+            lines.append(f"{side}: {left_out} items' usage is no count or cost (negative, NaN, text): the system's "
+                         f"tokens and cost per item are over the other {run.summary.items - left_out} items")
+        judge = run.summary.judge
+        if judge is not None and judge.usage_left_out:
+            lines.append(f"{side}: {judge.usage_left_out} judge replies reported a usage that is no token count: "
+                         f"left out of the judge's tokens and cost")
+    return lines
 
 
 def _matrix(rows: dict, ids: Sequence[str], names: Sequence[str]) -> np.ndarray:
@@ -232,7 +250,8 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
                       new_target=new.manifest.target, correction=correction, alpha=alpha, compared=len(tested),
                       resamples=resamples,
                       items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
-                      apart=len(apart), subsets=items is not None, warnings=list(checked.warnings),
+                      apart=len(apart), subsets=items is not None,
+                      warnings=list(checked.warnings) + usage_warnings(base, new),
                       uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
                       trade_offs=_trade_offs(base, new), flips=flips,
                       flip_counts=flip_counts(flips, binary, agreements))

@@ -135,6 +135,8 @@ class _Scorer:
             self._problem(row, "unknown chunk id", f"unknown chunk ids: {', '.join(missing[:5])}")
         if trace.error:
             self._problem(row, "system error", f"system reported: {trace.error[:120]}")
+        if trace.usage.problem:
+            self._problem(row, "invalid usage", f"usage left out of the system's tokens and cost: {trace.usage.problem}")
         row.values["success"] = 0.0 if failure or trace.error else 1.0
         apart = excluded_evidence(item, self.known, self.excluded)
         if apart:
@@ -255,7 +257,7 @@ def score_run(workspace: Workspace, folder: Path,
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
     judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
-                         manifest.settings.judge_repeats)
+                         manifest.settings.judge_repeats, problems=scorer.problems)
     for item in items:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):

@@ -70,11 +70,14 @@ class LlamaServer:
 
 
 class ScriptedServer:
-    """An instant OpenAI-compatible server answering from `reply(messages) -> content`."""
+    """An instant OpenAI-compatible server answering from `reply(messages) -> content`; `usage` is the
+    reply's usage object as sent (anything JSON can carry, NaN too: a judge may send it), or
+    `usage(messages)` returns it."""
 
-    def __init__(self, reply, delay: float = 0.0):
+    def __init__(self, reply, delay: float = 0.0, usage=None):
         self.reply = reply
         self.delay = delay
+        self.usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15} if usage is None else usage
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -104,7 +107,7 @@ class ScriptedServer:
                     payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                                "choices": [{"index": 0, "finish_reason": "stop",
                                             "message": {"role": "assistant", "content": content}}],
-                               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                               "usage": outer.usage(body["messages"]) if callable(outer.usage) else outer.usage}
                     data = json.dumps(payload).encode("utf-8")
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
