@@ -222,13 +222,16 @@ class RunManifest(VersionedRecord):
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 
-    SCHEMA = 2  # 2: failed, apart
+    SCHEMA = 3  # 2: failed, apart; 3: lexical_attribution
 
     item_id: str = Field(description="The item.")
     answerable: bool = Field(description="Whether the item is answerable.")
     values: dict[str, float] = Field(default_factory=dict, description="Metric -> value.")
     unscored: dict[str, str] = Field(default_factory=dict, description="Metric -> why it has no value.")
     attribution: list[str] = Field(default_factory=list, description="Where the item failed: retrieval_miss, ...")
+    lexical_attribution: dict[str, str] = Field(default_factory=dict, description="The attributions made from "
+                                                "string match, not a judge's verdict (no judge scored the item): "
+                                                "attribution -> why (the accepted answers, the key points missed).")
     problems: list[str] = Field(default_factory=list, description="What went wrong with its trace.")
     generation: dict[str, Any] | None = Field(None, description="The judge's details: claims, citations.")
     failed: str | None = Field(None, description="Why the target failed on this item (no trace, an error, a bad "
@@ -317,7 +320,8 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
-    SCHEMA = 2  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision
+    SCHEMA = 3  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
+    # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")
@@ -336,6 +340,8 @@ class RunSummary(VersionedRecord):
                                         "over the items that have both values.")
     end_to_end: EndToEnd = Field(default_factory=EndToEnd, description="Latency, tokens, cost.")
     attribution: dict[str, int] = Field(default_factory=dict, description="Items per failure attribution.")
+    attribution_lexical: dict[str, int] = Field(default_factory=dict, description="Of those, the items attributed "
+                                                "from string match, not a judge's verdict (no judge scored them).")
     layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")
     judge: JudgeReport | None = Field(None, description="What the judge did.")
 

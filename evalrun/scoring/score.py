@@ -40,7 +40,7 @@ from evalrun.records import SCORES, SUMMARY, ItemScores, RunSummary, Trace, Trac
 from evalrun.scoring.generation import METRICS as GENERATION
 from evalrun.scoring.generation import ChunkIds, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
-from evalrun.scoring.lexical import lexical_scores
+from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
 from evalrun.scoring.summary import RETRIEVAL, summarize
 
@@ -226,6 +226,23 @@ class _Scorer:
                     for metric in RETRIEVAL:
                         self.rows[item_id].unscored[f"{layer}/{metric}@{k}"] = reason
 
+    def attribute_lexically(self, items: list[EvalItem]) -> None:
+        """Attribute generation_miss by string match where no judge decided whether the answer is correct:
+        an answered item whose evidence all reached the context, and whose answer holds no accepted answer
+        and misses a key point (`lexical_miss`). Kept apart in `lexical_attribution`, with why: a lexical
+        verdict is not a judged one. Hallucination needs a judge: never attributed here."""
+        for item in items:
+            row, trace = self.rows[item.id], self.answered.get(item.id)
+            if (trace is None or item.id not in self.evidence_in_context or "generation/correctness" in row.values
+                    or "generation_miss" in row.attribution):
+                continue
+            cited = ChunkIds({p.chunk_id for p in trace.context or []} | set(trace.citations), self.known)
+            why = lexical_miss(trace.answer, answers=references(item), key_points=[k.text for k in item.key_points],
+                               language=item.language, known_ids=cited)
+            if why:
+                row.attribution.append("generation_miss")
+                row.lexical_attribution["generation_miss"] = why
+
     def exclude_failed(self) -> None:
         """--exclude-errors: every metric of a failed item becomes unscored with the reason."""
         for row in self.rows.values():
@@ -269,6 +286,7 @@ def score_run(workspace: Workspace, folder: Path,
             for name in GENERATION:
                 if name not in row.values:
                     row.unscored.setdefault(name, "target failed: no answer to judge")
+    scorer.attribute_lexically(items)
     if manifest.settings.exclude_errors:
         scorer.exclude_failed()
     ordered = [scorer.rows[i.id] for i in items]

@@ -133,4 +133,5 @@ def summarize(rows: list[ItemScores], items: list[EvalItem], traces: dict[str, T
                for label in sorted(set(apart.values()))},
         metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest, failed_ms),
         attribution=dict(Counter(a for row in rows for a in row.attribution)),
+        attribution_lexical=dict(Counter(a for row in rows for a in row.lexical_attribution)),
         layers={"retrieval": "scored", "generation": None})
