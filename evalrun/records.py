@@ -219,6 +219,32 @@ class RunManifest(VersionedRecord):
         return {**data, "settings": settings}
 
 
+def _judge_named(judge: dict[str, Any]) -> str:
+    if "unavailable" in judge or not judge.get("model"):
+        return f"no judge ({judge.get('unavailable', 'none configured')})"
+    return f"model {judge.get('model')} at {judge.get('base_url')}"
+
+
+def judge_difference(started: dict[str, Any], now: dict[str, Any]) -> str | None:
+    """Return how the judge configured `now` differs from the one a run `started` with (manifest.judge), both
+    as `JudgeConfig.public()` gives them or {"unavailable": why}; None when it is the same judge: the same
+    endpoint and model (a timeout, a concurrency or the key's variable does not change a verdict).
+
+    >>> print(judge_difference({"base_url": "http://a/v1", "model": "m"}, {"base_url": "http://a/v1/", "model": "m"}))
+    None
+    >>> judge_difference({"base_url": "http://a/v1", "model": "m"}, {"unavailable": "no judge configured"})
+    'started with model m at http://a/v1; now no judge (no judge configured)'
+    """
+    def key(judge: dict[str, Any]) -> tuple | None:
+        if "unavailable" in judge or not judge.get("model"):
+            return None
+        return str(judge.get("base_url") or "").rstrip("/"), judge.get("model")
+
+    if key(started) == key(now):
+        return None
+    return f"started with {_judge_named(started)}; now {_judge_named(now)}"
+
+
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 

@@ -36,7 +36,18 @@ import copy
 from collections import Counter
 from collections.abc import Collection, Iterable
 
-from curate import EvalItem, InputError, Judge, JudgeConfig, Prompt, Verdict, Workspace, cut, resolve_judge
+from curate import (
+    CurateError,
+    EvalItem,
+    InputError,
+    Judge,
+    JudgeConfig,
+    Prompt,
+    Verdict,
+    Workspace,
+    cut,
+    resolve_judge,
+)
 from evalrun.records import ItemScores, JudgeAgreement, JudgeReport, Trace
 from evalrun.scoring.claims import Claim, split_claims, strip_markers
 from evalrun.scoring.generation_prompts import GENERATION
@@ -291,6 +302,15 @@ def judge_agreement(rows: Iterable[ItemScores]) -> dict[str, JudgeAgreement]:
     return {name: JudgeAgreement(items=items[name], unstable=unstable[name], compared=compared[name],
                                  changed=changed[name], rate=changed[name] / compared[name])
             for name in METRICS if items[name]}
+
+
+def configured_judge(workspace: Workspace) -> dict:
+    """Return the judge configured now, as a run's manifest records it: its public settings, or
+    {"unavailable": why there is none}."""
+    try:
+        return resolve_judge(workspace).public()
+    except CurateError as exc:
+        return {"unavailable": str(exc)}
 
 
 def _judge_unreachable(config: JudgeConfig) -> str | None:

@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from curate import (
+    CurateError,
     EvalItem,
     InputError,
     ReleaseManifest,
@@ -36,9 +37,20 @@ from curate import (
     retrieval_qrels,
 )
 from evalrun.metrics import retrieval_metrics
-from evalrun.records import SCORES, SUMMARY, ItemScores, RunSummary, Trace, TraceRecord, read_run, trace_from, unknown_keys
+from evalrun.records import (
+    SCORES,
+    SUMMARY,
+    ItemScores,
+    RunSummary,
+    Trace,
+    TraceRecord,
+    judge_difference,
+    read_run,
+    trace_from,
+    unknown_keys,
+)
 from evalrun.scoring.generation import METRICS as GENERATION
-from evalrun.scoring.generation import ChunkIds, score_judged
+from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
 from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
@@ -265,6 +277,10 @@ def score_run(workspace: Workspace, folder: Path,
     """
     run = read_run(folder)
     manifest = run.manifest
+    judge_now = configured_judge(workspace)
+    if changed := judge_difference(manifest.judge, judge_now):   # the manifest and summary name one judge
+        raise CurateError(f"{folder} is scored by the judge its manifest names, and the judge configured now "
+                          f"differs ({changed}): configure that judge again, or run into a new --out")
     if release is None:
         release = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
     items = release[1]
