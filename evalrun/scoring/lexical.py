@@ -227,8 +227,9 @@ def lexical_miss(answer: str | None, *, answers: Iterable[str], key_points: Iter
 
     The answer does not miss when it holds an accepted answer (its tokens contiguously, or an exact
     match). Otherwise, with key points, it misses when any key point has fewer than KEY_POINT_COVERED
-    of its tokens in the answer; without key points, when its best F1 against the accepted answers is
-    below ANSWER_MATCHED_F1. With neither accepted answers nor key points nothing tells (None). Strings,
+    of its tokens in the answer, or a number the answer lacks; without key points, when its best F1
+    against the accepted answers is below ANSWER_MATCHED_F1, or every accepted answer has a number the
+    answer lacks. With neither accepted answers nor key points nothing tells (None). Strings,
     not meanings: "half a minute" misses "30 seconds" here; the judge's verdict, where there is one,
     decides instead.
 
@@ -240,6 +241,15 @@ def lexical_miss(answer: str | None, *, answers: Iterable[str], key_points: Iter
     None
     >>> lexical_miss("访问令牌已经失效。", answers=["令牌过期"], key_points=["令牌过期", "重新登录"], language="zh")
     'no accepted answer in it; key point 2 of 2 (重新登录): 0 of 4 tokens in the answer'
+
+    A number (any token with a digit: an amount, a year, a version, a code) of a key point or, without key
+    points, of every accepted answer must be in the answer: "每分钟 100 次" misses "每分钟 600 次".
+
+    >>> lexical_miss("默认限额为每个密钥每分钟 100 次请求", answers=[], key_points=["每个密钥每分钟 600 次"], language="zh")
+    'no accepted answer to match; key point 1 of 1 (每个密钥每分钟 600 次): its number 600 is not in the answer'
+    >>> lexical_miss("It raises the default from 15 to 60 seconds.", answers=["from 15 to 30 seconds"], key_points=[],
+    ...              language="en")
+    'no accepted answer in it; token F1 0.62, but its number 30 is not in it'
     """
     text = strip_markers(answer or "", known_ids) if answer and known_ids else (answer or "")
     have = tokens(text, language)
@@ -253,14 +263,28 @@ def lexical_miss(answer: str | None, *, answers: Iterable[str], key_points: Iter
     opening = "no accepted answer in it" if usable else "no accepted answer to match"
     if not points:
         best = f1(text, usable, language) or 0.0
-        return None if best >= ANSWER_MATCHED_F1 else f"{opening}; best token F1 {best:.2f}"
+        if best < ANSWER_MATCHED_F1:
+            return f"{opening}; best token F1 {best:.2f}"
+        missing = [_numbers(tokens(r, language)) - set(have) for r in usable]
+        if all(missing):
+            return f"{opening}; token F1 {best:.2f}, but its number {', '.join(sorted(min(missing, key=len)))} is not in it"
+        return None
     counts = Counter(have)
     for number, (key_point, wanted) in enumerate(points, start=1):
         found, total = sum((wanted & counts).values()), sum(wanted.values())
+        shown = key_point if len(key_point) <= 60 else key_point[:57] + "..."
         if found < KEY_POINT_COVERED * total:
-            shown = key_point if len(key_point) <= 60 else key_point[:57] + "..."
             return f"{opening}; key point {number} of {len(points)} ({shown}): {found} of {total} tokens in the answer"
+        if missing := _numbers(wanted) - counts.keys():
+            return (f"{opening}; key point {number} of {len(points)} ({shown}): its number "
+                    f"{', '.join(sorted(missing))} is not in the answer")
     return None
+
+
+def _numbers(wanted: Iterable[str]) -> set[str]:
+    """Return the tokens that hold a digit: an amount, a date, a version, a code. A different number is a
+    different fact, however many of the other tokens match."""
+    return {t for t in wanted if any(ch.isdigit() for ch in t)}
 
 
 # -- refusals ---------------------------------------------------------------------------------------
