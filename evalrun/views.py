@@ -11,8 +11,8 @@ INTERVALS = ("95% CI: a percentile bootstrap over resamples shared by a subset's
              "(0/1 values on fewer than 100 items, or all equal)")
 OTHER = ("context/key_point_coverage", "lexical/", "generation/", "unanswerable/", "success")
 LEXICAL = ("lexical: no judge scored these items; generation_miss by string match, not by meaning: the evidence "
-           "reached the context and the answer holds no accepted answer and misses half of a key point's tokens "
-           "(without key points: token F1 below 0.5)")
+           "reached the context and the answer holds no accepted answer and misses half of a key point's tokens or "
+           "one of its numbers (without key points: token F1 below 0.5, or the accepted answers' number)")
 
 
 def format_summary(summary: MetricSummary | None) -> tuple:

@@ -21,8 +21,8 @@ these hypotheses only). A metric is worse when it falls, or rises for those wher
 recorded) fails: a gate passes only what it could check. A diagnostic --oracle-context run is never
 the NEW side of a gate (an error, exit 2).
 
-A rule that can never fail is refused or fails: an alpha below MIN_ALPHA, or a rise limit that is not a
-finite number from 0 to MAX_RISE, is a bad gate file (exit 2); a guard on too few pairs for any p-value
+A rule that can never fail is refused or fails: an alpha outside MIN_ALPHA..MAX_ALPHA, or a rise limit
+that is not a finite number from 0 to MAX_RISE, is a bad gate file (exit 2); a guard on too few pairs for any p-value
 to get below alpha once corrected (`evalrun.compare.stats.smallest_p`: 2 / 2^n for n pairs) is a weak
 rule, named, and fails the gate unless --allow-weak-rules; a guarded metric worse on every one of its
 pairs fails, significant or not.
@@ -48,6 +48,8 @@ _ASSIGN = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 # The smallest p-value the Monte Carlo sign-flip test gives a continuous metric is 1 / (1 + resamples):
 # below this alpha no guard of such a metric could ever fail.
 MIN_ALPHA = 1e-4
+# Above this alpha a coin flip is "significant": an improve rule would pass on noise.
+MAX_ALPHA = 0.5
 # A rise limit above this (a 100-fold rise) cannot fail in practice: a rule that checks nothing.
 MAX_RISE = 100.0
 
@@ -55,8 +57,8 @@ MAX_RISE = 100.0
 class GateRules(Record):
     """The `[gate]` table: what NEW may not lose and must win against BASE."""
 
-    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False, description="Significance level of the corrected p-values "
-                         f"(at least {MIN_ALPHA:g}).")
+    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False,
+                         description=f"Significance level of the corrected p-values ({MIN_ALPHA:g} to {MAX_ALPHA:g}).")
     guard: list[str] = Field(default_factory=list, description="Metric globs that may not get significantly worse.")
     guard_subsets: list[str] = Field(default_factory=lambda: ["all"], min_length=1,
                                      description="Subsets on which the guards hold: 'all', 'difficulty=hard', ...")
@@ -76,6 +78,9 @@ class GateRules(Record):
         if value < MIN_ALPHA:
             raise ValueError(f"alpha {value:g} is below {MIN_ALPHA:g}: the sign-flip test never gives a p-value "
                              f"under 1/(1 + {RESAMPLES} resamples), so a guard of a continuous metric could never fail")
+        if value > MAX_ALPHA:
+            raise ValueError(f"alpha {value:g} is above {MAX_ALPHA:g}: a difference no larger than chance makes would "
+                             f"count as significant, and an improve rule would pass on noise")
         return value
 
     @field_validator("max_latency_p95_rise", "max_cost_per_item_rise")

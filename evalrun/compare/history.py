@@ -50,6 +50,8 @@ class SkippedRun:
     reason: str
     started_at: str | None = None
     """When it started, from its manifest (None: the manifest cannot be read)."""
+    dataset: str | None = None
+    """Its dataset, from its manifest (None: the manifest cannot be read)."""
 
 
 def _run_folders(folders: Sequence[Path]) -> list[Path]:
@@ -69,10 +71,10 @@ def _run_folders(folders: Sequence[Path]) -> list[Path]:
 def _skipped(folder: Path, problem: CurateError) -> SkippedRun:
     """Return why `folder` is not a scored run, with its start time when its manifest can be read."""
     try:
-        started = RunManifest.read(folder / MANIFEST).started_at
+        manifest = RunManifest.read(folder / MANIFEST)
     except (CurateError, OSError):
-        started = None
-    return SkippedRun(folder, str(problem), started)
+        return SkippedRun(folder, str(problem))
+    return SkippedRun(folder, str(problem), manifest.started_at, manifest.dataset)
 
 
 def scan_runs(folders: Sequence[Path]) -> tuple[list[Run], list[SkippedRun]]:
@@ -112,6 +114,8 @@ def newest_run_alerts(runs: Sequence[Run], skipped: Sequence[SkippedRun], metric
     key = (latest.manifest.started_at, str(latest.folder))
     lines = []
     for run in skipped:
+        if run.dataset not in (None, latest.manifest.dataset):
+            continue   # another dataset's run in the same folder: not this history's newest
         if run.started_at is None:
             lines.append(f"run folder {run.folder} cannot be read, so it may be the newest run: {run.reason}")
         elif (run.started_at, str(run.folder)) > key:

@@ -267,7 +267,8 @@ def lexical_miss(answer: str | None, *, answers: Iterable[str], key_points: Iter
             return f"{opening}; best token F1 {best:.2f}"
         missing = [_numbers(tokens(r, language)) - set(have) for r in usable]
         if all(missing):
-            return f"{opening}; token F1 {best:.2f}, but its number {', '.join(sorted(min(missing, key=len)))} is not in it"
+            lacking = ", ".join(sorted(min(missing, key=len)))
+            return f"{opening}; token F1 {best:.2f}, but its number {lacking} is not in it"
         return None
     counts = Counter(have)
     for number, (key_point, wanted) in enumerate(points, start=1):

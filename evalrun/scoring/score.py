@@ -148,7 +148,8 @@ class _Scorer:
         if trace.error:
             self._problem(row, "system error", f"system reported: {trace.error[:120]}")
         if trace.usage.problem:
-            self._problem(row, "invalid usage", f"usage left out of the system's tokens and cost: {trace.usage.problem}")
+            self._problem(row, "invalid usage",
+                          f"usage left out of the system's tokens and cost: {trace.usage.problem}")
         row.values["success"] = 0.0 if failure or trace.error else 1.0
         apart = excluded_evidence(item, self.known, self.excluded)
         if apart:

@@ -249,6 +249,8 @@ def test_an_improve_rule_that_cannot_be_met_says_so(tmp_path):
     ("alpha = 1e-300", "alpha 1e-300 is below 0.0001: the sign-flip test never gives a p-value under 1/(1 + 10000 "
                        "resamples), so a guard of a continuous metric could never fail"),
     ("alpha = nan", "Input should be a finite number"),
+    ("alpha = 0.9", "alpha 0.9 is above 0.5: a difference no larger than chance makes would count as significant, and "
+                    "an improve rule would pass on noise"),
     ("max_latency_p95_rise = inf", "a limit of inf can never fail: give a finite rise (0.2 = 20%), or leave the "
                                    "rule out"),
     ("max_latency_p95_rise = -inf", "a limit of -inf can never fail: give a finite rise (0.2 = 20%), or leave the "

@@ -110,6 +110,11 @@ def test_an_unscored_newest_run_is_an_alert_never_looked_past(tmp_path):
                                f"scored run {runs / 'b'} is not the newest: {newest} has not been scored yet (no "
                                f"summary.json): `evalrun run --resume --out {newest}`"]
     assert f"skipped run folder {newest}: " in result.stdout
+    # an unscored run of another dataset in the same folder is not this history's newest
+    manifest = json.loads((newest / "manifest.json").read_text())
+    (newest / "manifest.json").write_text(json.dumps({**manifest, "dataset": "other"}))
+    assert "no alert" in _history(runs, "--metric", HIT, "--alert", "--workspace", tmp_path / "nowhere").stdout
+    (newest / "manifest.json").write_text(json.dumps(manifest))
     # an unscored run older than the latest scored one is named, not an alert
     (newest / "manifest.json").write_text((newest / "manifest.json").read_text().replace("2026-12-03", "2026-11-03"))
     result = _history(runs, "--metric", HIT, "--alert", "--workspace", tmp_path / "nowhere")
