@@ -36,19 +36,45 @@ def _too_deep(text: str) -> int | None:
     return None
 
 
+def _depth(value: Any) -> int:
+    """Return how deep tables and arrays nest in a parsed TOML value (iteratively)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
+def _deepest_line(text: str) -> int:
+    """Return the line that nests deepest by itself: the most dots of a dotted key, brackets and braces."""
+    plain = _NOT_BRACKETS.sub(lambda found: "\n" * found.group().count("\n"), text)
+    return max(enumerate(plain.split("\n"), start=1), key=lambda line: sum(map(line[1].count, ".[{")))[0]
+
+
 def loads_toml(text: str, file: str | None) -> dict[str, Any]:
-    """Return the TOML `text` parsed; bad syntax or nesting deeper than MAX_DEPTH levels of [ and { is
-    an InputError naming `file` and the line."""
+    """Return the TOML `text` parsed; bad syntax, or tables and arrays nested deeper than MAX_DEPTH levels
+    (brackets, braces or dotted keys: `[a.b.c]`), is an InputError naming `file` and the line."""
+    deep = f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays)"
     if text.count("[") + text.count("{") > MAX_DEPTH and (line := _too_deep(text)) is not None:
-        raise InputError(f"nested too deeply (more than {MAX_DEPTH} levels of [ and {{)", file=file, line=line)
+        raise InputError(deep, file=file, line=line)
     try:
-        return tomllib.loads(text.removeprefix("\ufeff"))
+        data = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         where = _WHERE.search(str(exc))
         message = str(exc).replace(where.group(0), "").strip() if where else str(exc)
         raise InputError(f"not valid TOML: {message}", file=file, line=int(where.group(1)) if where else None) from None
     except RecursionError:  # the scan above counts what the parser nests; should they ever disagree
-        raise InputError(f"nested too deeply (more than {MAX_DEPTH} levels of [ and {{)", file=file) from None
+        raise InputError(deep, file=file, line=_deepest_line(text)) from None
+    if text.count(".") + text.count("[") + text.count("{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        raise InputError(deep, file=file, line=_deepest_line(text))   # dotted keys nest without a bracket
+    return data
 
 
 def read_toml(path: Path) -> tuple[str, dict[str, Any]]:

@@ -325,6 +325,8 @@ CASES = [
          damage={"curate.toml": "[gate]\nguard = ['x']\nnote = " + "[" * 5000 + "]" * 5000 + "\n"}),
     Case("a curate.toml that is not UTF-8", ["kb", "list"], {}, ["curate.toml:2: ", "not valid utf-8"],
          damage={"curate.toml": b'[kb]\ndefault = "d\xf6cs"\n'}),
+    Case("a curate.toml nested by dotted keys", ["kb", "list"], {}, ["curate.toml:3: ", "nested too deeply"],
+         damage={"curate.toml": '[kb]\ndefault = "docs"\n[' + ".".join(["a"] * 3000) + ']\nx = 1\n'}),
     Case("verify of a release that does not exist", ["verify", "faq@v7"], {}, ["no release faq@v7"], program="evalrun"),
     # -- damaged state files -------------------------------------------------------------------------------------------
     Case("a damaged dataset.json", ["show", "faq"], {}, ["dataset.json", "damaged"],

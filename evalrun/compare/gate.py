@@ -36,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from curate import CurateError, InputError, Record, loads_toml, read_toml
 from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison
@@ -55,7 +55,10 @@ MAX_RISE = 100.0
 
 
 class GateRules(Record):
-    """The `[gate]` table: what NEW may not lose and must win against BASE."""
+    """The `[gate]` table: what NEW may not lose and must win against BASE. Strict: a value of another TOML
+    type ("0.05" for a number, true for a number) is refused, not converted."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
     alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False,
                          description=f"Significance level of the corrected p-values ({MIN_ALPHA:g} to {MAX_ALPHA:g}).")

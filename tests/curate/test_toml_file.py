@@ -28,8 +28,16 @@ def test_nesting_deeper_than_100_levels_is_one_located_line(value):
     with pytest.raises(InputError) as raised:
         loads_toml(f"[t]\nok = 1\nx = {value}\n", "x.toml")
     assert str(raised.value).startswith("x.toml:")
-    assert str(raised.value).endswith("nested too deeply (more than 100 levels of [ and {)")
+    assert str(raised.value).endswith("nested too deeply (more than 100 levels of tables and arrays)")
     assert raised.value.line == (3 if "\n" not in value else 3 + 100)
+
+
+@pytest.mark.parametrize("text", ["[t]\nok = 1\n[" + ".".join(["a"] * 3000) + "]\nx = 1\n",
+                                  "[t]\nok = 1\n" + ".".join(["a"] * 3000) + " = 1\n"])
+def test_dotted_keys_that_nest_too_deep_are_one_located_line(text):
+    with pytest.raises(InputError) as raised:
+        loads_toml(text, "x.toml")
+    assert str(raised.value) == "x.toml:3: nested too deeply (more than 100 levels of tables and arrays)"
 
 
 def test_brackets_in_strings_and_comments_are_not_nesting():

@@ -96,8 +96,11 @@ def test_an_oracle_context_run_is_never_the_new_side_of_a_gate(tmp_path, base):
 
 @pytest.mark.parametrize(("text", "message"), [
     ('[gate]\nguard = ["x"]\nmax_latency_p95_rise = "a lot"\n',
-     ("gate.toml:3: field 'gate.max_latency_p95_rise': Input should be a valid number, unable to parse string as a "
-     "number")),
+     "gate.toml:3: field 'gate.max_latency_p95_rise': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nalpha = "0.05"\n', "gate.toml:3: field 'gate.alpha': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nalpha = true\n', "gate.toml:3: field 'gate.alpha': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nrequire_controlled = "no"\n',
+     "gate.toml:3: field 'gate.require_controlled': Input should be a valid boolean"),
     ('[gate]\nguard = ["x"]\nguards = ["y"]\n', "gate.toml:3: field 'gate.guards': unknown field"),
     ('[gate]\nguard = ["x"]\nalpha = = 1\n', None),
     ('[other]\nx = 1\n', "gate.toml: field 'gate': no [gate] table (see `evalrun compare --help`)"),
