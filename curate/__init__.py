@@ -62,6 +62,8 @@ from curate.records import (
 )
 from curate.release import Releases, load_release
 from curate.text.sentences import sentence_spans
+from curate.toml_file import loads_toml, read_toml
+from curate.usage import checked_cost, checked_tokens
 from curate.version import __version__
 from curate.workspace import Workspace, find_workspace, init_workspace
 
@@ -75,4 +77,5 @@ __all__ = [
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
     "read_text", "resolve_judge", "retrieval_qrels", "root_options", "sentence_spans", "short", "table", "verdict_model",
     "workspace_of", "writing",
+    "checked_cost", "checked_tokens", "loads_toml", "read_toml",
 ]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from curate.errors import InputError, WorkspaceError
-from curate.fileio import atomic_write_text
+from curate.fileio import atomic_write_text, read_text
 from curate.credentials import check_base_url, check_key_env_name
+from curate.toml_file import read_toml
 
 CONFIG_NAME = "curate.toml"
 # The project's relevance guidelines, beside the package in a clone or editable install.
@@ -114,14 +114,7 @@ class Workspace:
 
     def config(self) -> dict[str, Any]:
         """Return curate.toml parsed; a syntax error, or a key written into the file, names the file and line."""
-        text = self.config_path.read_text(encoding="utf-8")
-        try:
-            config = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-            message = str(exc).replace(where.group(0), "").strip() if where else str(exc)
-            raise InputError(f"not valid TOML: {message}", file=str(self.config_path),
-                             line=int(where.group(1)) if where else None) from None
+        text, config = read_toml(self.config_path)
         _refuse_secrets(config, text, str(self.config_path))
         return config
 
@@ -133,7 +126,7 @@ class Workspace:
     def setting_error(self, message: str, *path: str) -> InputError:
         """Return the InputError of a bad setting at `path` (section, key, ...), naming curate.toml,
         the line that sets it, and the dotted key."""
-        text = self.config_path.read_text(encoding="utf-8")
+        text = read_text(self.config_path)
         return InputError(message, file=str(self.config_path), line=_line_of(text, path), field=".".join(path))
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from curate import InputError, NotFound, Record, VersionedRecord, read_jsonl
+from curate import InputError, NotFound, Record, VersionedRecord, checked_cost, checked_tokens, read_jsonl
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
 MAX_JUDGE_REPEATS = 10
@@ -35,11 +35,32 @@ class Passage(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens the system spent on this question (and their cost, if it knows it)."""
+    """Tokens the system spent on this question (and their cost, if it knows it). A usage that is no
+    count or cost (negative, NaN, infinite, text, not an object) is not refused with the trace: it is
+    kept as `problem`, zero tokens and no cost, so that the item still scores and its usage is left
+    out of every sum, named."""
 
     prompt_tokens: int = Field(0, description="Prompt tokens.")
     completion_tokens: int = Field(0, description="Completion tokens.")
     cost: float | None = Field(None, description="USD, if the system knows it.")
+    problem: str | None = Field(None, description="Why the usage the trace reports cannot be counted (its field "
+                                "and value); its tokens and cost are then in no sum.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked(cls, data: Any) -> Any:
+        """Return the fields of a usage a trace reports, or only the problem when any is no count or cost."""
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            return {"problem": f"usage must be an object, got {type(data).__name__}"}
+        prompt, bad_prompt = checked_tokens(data.get("prompt_tokens"), "usage.prompt_tokens")
+        completion, bad_completion = checked_tokens(data.get("completion_tokens"), "usage.completion_tokens")
+        cost, bad_cost = checked_cost(data.get("cost"), "usage.cost")
+        problems = [p for p in (bad_prompt, bad_completion, bad_cost) if p]
+        if problems:
+            return {"problem": "; ".join(problems)}
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost}
 
 
 class Trace(BaseModel):
@@ -198,16 +219,45 @@ class RunManifest(VersionedRecord):
         return {**data, "settings": settings}
 
 
+def _judge_named(judge: dict[str, Any]) -> str:
+    if "unavailable" in judge or not judge.get("model"):
+        return f"no judge ({judge.get('unavailable', 'none configured')})"
+    return f"model {judge.get('model')} at {judge.get('base_url')}"
+
+
+def judge_difference(started: dict[str, Any], now: dict[str, Any]) -> str | None:
+    """Return how the judge configured `now` differs from the one a run `started` with (manifest.judge), both
+    as `JudgeConfig.public()` gives them or {"unavailable": why}; None when it is the same judge: the same
+    endpoint and model (a timeout, a concurrency or the key's variable does not change a verdict).
+
+    >>> print(judge_difference({"base_url": "http://a/v1", "model": "m"}, {"base_url": "http://a/v1/", "model": "m"}))
+    None
+    >>> judge_difference({"base_url": "http://a/v1", "model": "m"}, {"unavailable": "no judge configured"})
+    'started with model m at http://a/v1; now no judge (no judge configured)'
+    """
+    def key(judge: dict[str, Any]) -> tuple | None:
+        if "unavailable" in judge or not judge.get("model"):
+            return None
+        return str(judge.get("base_url") or "").rstrip("/"), judge.get("model")
+
+    if key(started) == key(now):
+        return None
+    return f"started with {_judge_named(started)}; now {_judge_named(now)}"
+
+
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 
-    SCHEMA = 2  # 2: failed, apart
+    SCHEMA = 3  # 2: failed, apart; 3: lexical_attribution
 
     item_id: str = Field(description="The item.")
     answerable: bool = Field(description="Whether the item is answerable.")
     values: dict[str, float] = Field(default_factory=dict, description="Metric -> value.")
     unscored: dict[str, str] = Field(default_factory=dict, description="Metric -> why it has no value.")
     attribution: list[str] = Field(default_factory=list, description="Where the item failed: retrieval_miss, ...")
+    lexical_attribution: dict[str, str] = Field(default_factory=dict, description="The attributions made from "
+                                                "string match, not a judge's verdict (no judge scored the item): "
+                                                "attribution -> why (the accepted answers, the key points missed).")
     problems: list[str] = Field(default_factory=list, description="What went wrong with its trace.")
     generation: dict[str, Any] | None = Field(None, description="The judge's details: claims, citations.")
     failed: str | None = Field(None, description="Why the target failed on this item (no trace, an error, a bad "
@@ -247,6 +297,9 @@ class EndToEnd(Record):
     latency_ms: dict[str, LatencySummary | None] = Field(default_factory=dict, description="Per stage.")
     system_tokens: dict[str, int] = Field(default_factory=dict, description="Prompt and completion tokens.")
     system_cost: float | None = Field(None, description="USD, from the traces or --price-input/--price-output.")
+    usage_left_out: int = Field(0, description="Items whose trace reported a usage that is no count or cost "
+                                "(negative, NaN, text): in neither the tokens nor the cost (each named in its "
+                                "item's problems).")
 
 
 class JudgeAgreement(Record):
@@ -272,6 +325,8 @@ class JudgeReport(Record):
     completion_tokens: int = Field(0, description="Judge completion tokens.")
     cost: float | None = Field(None, description="Judge cost in USD, when priced.")
     unscored: dict[str, int] = Field(default_factory=dict, description="Questions without a verdict, by reason.")
+    usage_left_out: int = Field(0, description="Judge replies whose usage was no token count (negative, NaN, "
+                                "text): in neither the tokens nor the cost (each named in its item's problems).")
     repeats: int = Field(1, description="Times each answer was judged (--judge-repeats).")
     agreement: dict[str, JudgeAgreement] = Field(default_factory=dict, description="With repeats > 1: per "
                                                  "generation metric, how often the repeats disagreed.")
@@ -291,7 +346,8 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
-    SCHEMA = 2  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision
+    SCHEMA = 3  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
+    # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")
@@ -310,6 +366,8 @@ class RunSummary(VersionedRecord):
                                         "over the items that have both values.")
     end_to_end: EndToEnd = Field(default_factory=EndToEnd, description="Latency, tokens, cost.")
     attribution: dict[str, int] = Field(default_factory=dict, description="Items per failure attribution.")
+    attribution_lexical: dict[str, int] = Field(default_factory=dict, description="Of those, the items attributed "
+                                                "from string match, not a judge's verdict (no judge scored them).")
     layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")
     judge: JudgeReport | None = Field(None, description="What the judge did.")
 

@@ -35,7 +35,7 @@ class Case:
     files: dict[str, str | bytes] = field(default_factory=dict)
     says: list[str] = field(default_factory=list)    # substrings of the one error line ({dir} expanded)
     program: str = "curate"
-    damage: dict[str, str | None] = field(default_factory=dict)   # workspace file -> new text (None: delete)
+    damage: dict[str, str | bytes | None] = field(default_factory=dict)   # workspace file -> new text (None: delete)
 
 
 def _import(name: str, line: str, says: list[str], extra: list[str] = ()) -> Case:
@@ -83,6 +83,11 @@ def _chunks(name: str, line: str, says: list[str]) -> Case:
 
 def _run(name: str, args: list[str], says: list[str], files=None) -> Case:
     return Case(name, ["run", "--dataset", "faq@v1", *args], files or {}, says, program="evalrun")
+
+
+def _gate(name: str, text: str | bytes, says: list[str]) -> Case:
+    return Case(name, ["compare", "{dir}/base", "{dir}/new", "--gate", "{dir}/gate.toml"], {"gate.toml": text},
+                ["{dir}/gate.toml", *says], program="evalrun")
 
 
 def _option(name: str, args: list[str], says: list[str], program: str = "curate") -> Case:
@@ -302,6 +307,26 @@ CASES = [
          program="evalrun"),
     Case("show of a folder that is no run", ["show", "{dir}"], {"x.txt": "x"}, ["is not a run folder"], program="evalrun"),
     Case("verify of a draft", ["verify", "faq"], {}, ["names no version"], program="evalrun"),
+    # -- gate files (read before the runs: these run folders need not exist) ----------------------------------------
+    _gate("a gate file that is not UTF-8", b'[gate]\nguard = ["caf\xe9/*"]\n', [":2: ", "not valid utf-8"]),
+    _gate("a gate file in GBK", '[gate]\n# 门禁\nguard = ["context/*"]\n'.encode("gbk"), [":2: ", "not valid utf-8"]),
+    _gate("a gate file with a BOM and a bad line", "\ufeff[gate]\nalpha = 2\nguard = ['x']\n",
+          [":2: ", "field 'gate.alpha'", "less than 1"]),
+    _gate("a gate file nested too deeply", "[gate]\nguard = ['x']\nnote = " + "[" * 5000 + "]" * 5000 + "\n",
+          [":3: ", "nested too deeply"]),
+    _gate("a gate file of nested inline tables", "[gate]\nguard = ['x']\nnote = " + "{a = " * 3000 + "1" + "}" * 3000
+          + "\n", [":3: ", "nested too deeply"]),
+    _gate("a gate alpha too small to fail", "[gate]\nguard = ['x']\nalpha = 1e-12\n",
+          [":3: ", "field 'gate.alpha'", "could never fail"]),
+    _gate("an infinite rise limit", "[gate]\nmax_latency_p95_rise = inf\n", [":2: ", "can never fail"]),
+    _gate("a rise limit of nan", "[gate]\nmax_cost_per_item_rise = nan\n", [":2: ", "can never fail"]),
+    Case("a gate in a curate.toml nested too deeply", ["compare", "{dir}/base", "{dir}/new", "--gate"], {},
+         ["curate.toml:", "nested too deeply"], program="evalrun",
+         damage={"curate.toml": "[gate]\nguard = ['x']\nnote = " + "[" * 5000 + "]" * 5000 + "\n"}),
+    Case("a curate.toml that is not UTF-8", ["kb", "list"], {}, ["curate.toml:2: ", "not valid utf-8"],
+         damage={"curate.toml": b'[kb]\ndefault = "d\xf6cs"\n'}),
+    Case("a curate.toml nested by dotted keys", ["kb", "list"], {}, ["curate.toml:3: ", "nested too deeply"],
+         damage={"curate.toml": '[kb]\ndefault = "docs"\n[' + ".".join(["a"] * 3000) + ']\nx = 1\n'}),
     Case("verify of a release that does not exist", ["verify", "faq@v7"], {}, ["no release faq@v7"], program="evalrun"),
     # -- keys given twice, empty or unmatched traces, keys in URLs (issue 21) ------------------------------------
     _import("a key given twice", '{"question": "q?", "question": "r?"}', ["field 'question'", "key 'question' given twice"]),
@@ -386,7 +411,7 @@ def test_a_bad_input_is_one_line_and_changes_nothing(case, base, tmp_path, monke
         if text is None:
             target.unlink()
         else:
-            target.write_text(text, encoding="utf-8")
+            target.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     inputs = tmp_path / "in"
     inputs.mkdir()
     for name, content in case.files.items():

@@ -60,6 +60,11 @@ def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: 
     if stats.scrubbed:
         click.echo(f"warning: {stats.scrubbed} answers of the judge quoted its API key (an echoed Authorization "
                    "header?): the key was replaced by *** before they were cached or used", err=True)
+    if stats.usage_left_out:
+        problems = record.usage.usage_problems
+        out.print(f"[bold]{stats.usage_left_out} judge replies reported a usage that is no token count[/bold], left "
+                  f"out of the tokens and cost above (the verdicts stand): " + "; ".join(problems[:3])
+                  + ("; ..." if len(problems) > 3 or stats.usage_left_out > len(problems) else ""), soft_wrap=True)
     rows = [(item_id, reason) for item_id, reasons in sorted(report.flagged.items()) for reason in reasons]
     if rows:
         out.print(table("flagged (status needs_rewrite)", ("item", "why"), rows))

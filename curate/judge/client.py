@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +26,7 @@ from curate.judge.prompts import Prompt
 from curate.progress import progress
 from curate.records import JudgeCacheEntry, TokenUsage, now
 from curate.credentials import mask
+from curate.usage import checked_tokens
 
 
 DETERMINISTIC = ("unparsable answer", "refusal")
@@ -49,6 +51,8 @@ class Verdict:
     cached: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    usage_problem: str | None = None
+    """Why the usage the judge reported with this answer was left out of its tokens (negative, NaN, text)."""
 
 
 @dataclass
@@ -67,10 +71,13 @@ class JudgeStats:
     scrubbed: int = 0
     """Answers that quoted the judge's key (an echoed Authorization header): cached and used with the key
     replaced by ***."""
+    usage_left_out: int = 0
+    """Replies whose usage was no token count (negative, NaN, text): left out of the tokens and the cost."""
 
 
-# A transport sends chat messages and returns (content, refusal, prompt tokens, completion tokens).
-Transport = Callable[[list[dict]], tuple[str | None, str | None, int, int]]
+# A transport sends chat messages and returns (content, refusal, prompt tokens, completion tokens), the
+# token counts as the endpoint reported them: the judge checks them (curate.usage) before adding them up.
+Transport = Callable[[list[dict]], tuple[str | None, str | None, Any, Any]]
 
 
 @functools.cache
@@ -129,9 +136,11 @@ def openai_transport(config: JudgeConfig) -> Transport:
         if not response.choices:
             raise JudgeFailure("empty response (no choices)")
         message = response.choices[0].message
-        usage = response.usage
+        usage = response.usage   # built without validation: whatever the server sent, NaN and text included
+        if usage is not None and not isinstance(usage, BaseModel):
+            return message.content, getattr(message, "refusal", None), usage, usage   # not an object: no counts
         return (message.content, getattr(message, "refusal", None),
-                getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+                getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
 
     return send
 
@@ -279,32 +288,48 @@ class Judge:
     def _request(self, prompt: Prompt, payload: dict) -> Verdict:
         messages = prompt.messages(payload)
         prompt_tokens = completion_tokens = 0
+        problems: list[str] = []
+
+        def verdict(output: BaseModel | None, unscored: str | None) -> Verdict:
+            return Verdict(output, unscored, False, prompt_tokens, completion_tokens, "; ".join(problems) or None)
+
         try:
             for attempt in range(2):  # the answer, then one repair
                 content, refusal, used_in, used_out = self._send_with_retries(messages)
-                prompt_tokens += used_in
-                completion_tokens += used_out
-                self._count_tokens(used_in, used_out)
+                counted = self._count_tokens(used_in, used_out)
+                if isinstance(counted, str):
+                    problems.append(counted)
+                else:
+                    prompt_tokens += counted[0]
+                    completion_tokens += counted[1]
                 if refusal:
-                    return Verdict(None, f"refusal: {refusal[:120]}", False, prompt_tokens, completion_tokens)
+                    return verdict(None, f"refusal: {refusal[:120]}")
                 if not content or not content.strip():
-                    return Verdict(None, "refusal: empty answer", False, prompt_tokens, completion_tokens)
+                    return verdict(None, "refusal: empty answer")
                 try:
-                    return Verdict(_parse(content, prompt.schema), None, False, prompt_tokens, completion_tokens)
+                    return verdict(_parse(content, prompt.schema), None)
                 except (ValueError, ValidationError) as exc:
                     problem = str(exc).splitlines()[0][:160]
                     if attempt == 1:
-                        return Verdict(None, f"unparsable answer: {problem}", False, prompt_tokens, completion_tokens)
+                        return verdict(None, f"unparsable answer: {problem}")
                     with self._lock:
                         self.stats.repairs += 1
                     messages = messages + [{"role": "assistant", "content": content},
                                            {"role": "user", "content": prompt.repair(problem)}]
         except JudgeFailure as failure:
-            return Verdict(None, failure.reason, False, prompt_tokens, completion_tokens)
+            return verdict(None, failure.reason)
         raise AssertionError("unreachable")
 
-    def _count_tokens(self, used_in: int, used_out: int) -> None:
+    def _count_tokens(self, used_in: Any, used_out: Any) -> tuple[int, int] | str:
+        """Add one reply's tokens to the stats and return them; a reply whose usage is no token count
+        (negative, NaN, text) is counted apart, and why is returned instead: its tokens are never summed."""
+        (prompt_tokens, bad_in), (completion_tokens, bad_out) = (checked_tokens(used_in, "prompt_tokens"),
+                                                                 checked_tokens(used_out, "completion_tokens"))
         with self._lock:
-            self.stats.prompt_tokens += used_in
-            self.stats.completion_tokens += used_out
+            if bad_in or bad_out:
+                self.stats.usage_left_out += 1
+                return "the judge's usage left out: " + "; ".join(p for p in (bad_in, bad_out) if p)
+            self.stats.prompt_tokens += prompt_tokens
+            self.stats.completion_tokens += completion_tokens
             self.stats.cost = self.config.cost(self.stats.prompt_tokens, self.stats.completion_tokens)
+        return prompt_tokens, completion_tokens

@@ -118,6 +118,10 @@ class JudgeUsage(Record):
     prompt_tokens: int = Field(0, description="Prompt tokens the judge reported.")
     completion_tokens: int = Field(0, description="Completion tokens the judge reported.")
     cost_usd: float | None = Field(None, description="Cost from the price table; None when the model has no price.")
+    usage_left_out: int = Field(0, description="Replies whose usage was no token count (negative, NaN, text): left "
+                                "out of the tokens and the cost, never summed.")
+    usage_problems: list[str] = Field(default_factory=list, description="The first of those, each naming its item, "
+                                      "check and field.")
 
 
 class ConsistencyCheck(CheckRecord):

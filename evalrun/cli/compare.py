@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from curate import EXIT_FINDINGS, WorkspaceError, console, table, workspace_of
+from curate import EXIT_FINDINGS, InputError, WorkspaceError, console, table, workspace_of
 from evalrun.cli.run import WORKSPACE
 from evalrun.views import format_summary
 from evalrun.compare.comparable import check_comparable
@@ -25,7 +25,6 @@ from evalrun.compare.comparison import (
 from evalrun.compare.gate import (
     GateResult,
     apply_gate,
-    parse_gate,
     read_gate,
     refuse_diagnostic,
 )
@@ -34,9 +33,10 @@ from evalrun.compare.history import (
     check_subset,
     chosen_metrics,
     consecutive_drops,
-    find_runs,
     history,
     latest_alerts,
+    newest_run_alerts,
+    scan_runs,
 )
 
 INTERVALS = ("95% CI: a paired percentile bootstrap (one resample of the items for both runs); N: Newcombe's score "
@@ -132,14 +132,17 @@ def print_flips(comparison: Comparison) -> None:
 
 
 def print_gate(result: GateResult) -> None:
-    """Print the gate's verdict, then every rule that failed, one line each."""
+    """Print the gate's verdict, then every rule that failed and every rule that could not fail, one line each."""
     rules = len(result.checked) + len(result.failed)
+    weak = f" ({len(result.weak)} of them could not have failed: --allow-weak-rules)" if result.weak else ""
     if result.passed:
-        click.echo(f"gate ({result.source}): passed, {rules} rules held")
-        return
-    click.echo(f"gate ({result.source}): FAILED, {len(result.failed)} of {rules} rules")
+        click.echo(f"gate ({result.source}): passed, {rules} rules held{weak}")
+    else:
+        click.echo(f"gate ({result.source}): FAILED, {len(result.failed)} of {rules} rules")
     for line in result.failed:
         click.echo(f"failed: {line}")
+    for line in result.weak:
+        click.echo(f"weak rule: {line}")
 
 
 @click.command("compare")
@@ -157,8 +160,12 @@ def print_gate(result: GateResult) -> None:
               help="Check NEW against the rules of FILE's [gate] table (TOML), or of the workspace's curate.toml "
               "when no FILE is given (put --gate after BASE NEW then): guard, guard_subsets, improve, "
               "improve_subset, max_latency_p95_rise, latency_stage, max_cost_per_item_rise, require_controlled, "
-              "alpha. The guard and improve rows are Holm-corrected among themselves. Exit 0 pass, 1 fail (each "
-              "failed rule one line), 2 a bad gate file (file, line, field) or a diagnostic NEW run.")
+              "alpha. The guard and improve rows are Holm-corrected among themselves. A guard on too few items for "
+              "any p-value to get below alpha fails as a weak rule (see --allow-weak-rules), and so does a guarded "
+              "metric worse on every item. Exit 0 pass, 1 fail (each failed rule one line), 2 a bad gate file "
+              "(file, line, field) or a diagnostic NEW run.")
+@click.option("--allow-weak-rules", is_flag=True, help="With --gate: let guards that could not have failed (too few "
+              "items for any p-value to get below alpha once corrected) pass; each is still named.")
 @click.option("--flips", "show_flips", is_flag=True, help="Also list, per 0/1 metric, the items that went from pass "
               "to fail and back, with their attribution before and after, and whether the flips stay within the "
               "judge's own flip rate (when a run was scored with --judge-repeats).")
@@ -166,7 +173,8 @@ def print_gate(result: GateResult) -> None:
 @WORKSPACE
 @click.pass_context
 def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...], show_all: bool, correction: str,
-            alpha: float, gate: str | None, show_flips: bool, as_json: bool, command_workspace: Path | None) -> None:
+            alpha: float, gate: str | None, allow_weak_rules: bool, show_flips: bool, as_json: bool,
+            command_workspace: Path | None) -> None:
     """Compare run NEW against run BASE, paired item by item: per metric and subset, base, new, the
     difference with its 95% paired bootstrap interval, the p-value (exact McNemar for 0/1 metrics, a
     sign-flip permutation test otherwise) and the p-value corrected by Holm's method (default) for the
@@ -176,8 +184,8 @@ def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...],
     shown. A different KB snapshot, judge model or prompt version, or a degraded run, is reported
     first as not a controlled comparison. Shown: the overall rows and the subsets that differ
     significantly (--all: every row)."""
-    base_run, new_run = scored_run(base), scored_run(new)
-    checked = check_comparable(base_run, new_run)
+    if allow_weak_rules and gate is None:
+        raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
     rules, source = None, None
     try:
         workspace = workspace_of(ctx, command_workspace)
@@ -185,17 +193,19 @@ def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...],
         if gate == "":
             raise
         workspace = None
+    # The gate file is read first: a bad one is refused before any run is read or computed.
     if gate == "":
-        rules = parse_gate(workspace.config_path.read_text(encoding="utf-8"), str(workspace.config_path))
-        source = str(workspace.config_path)
+        rules, source = read_gate(workspace.config_path), str(workspace.config_path)
     elif gate is not None:
         rules, source = read_gate(Path(gate)), gate
+    base_run, new_run = scored_run(base), scored_run(new)
+    checked = check_comparable(base_run, new_run)
     if rules is not None:
         refuse_diagnostic(str(new), checked.new_diagnostic)  # before any computing
     items = release_items(workspace, new_run) or release_items(workspace, base_run)
     comparison = compare_runs(base_run, new_run, items=items, metrics=metrics, alpha=alpha, correction=correction,
                               checked=checked)
-    result = apply_gate(rules, comparison, source) if rules is not None else None
+    result = apply_gate(rules, comparison, source, allow_weak_rules=allow_weak_rules) if rules is not None else None
     if as_json:
         data = comparison.model_dump(mode="json")
         data["gate"] = result.model_dump(mode="json") if result else None
@@ -217,7 +227,9 @@ def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...],
 @click.option("--subset", default="all", show_default=True, help="The subset shown, e.g. 'difficulty=hard'.")
 @click.option("--alert", is_flag=True, help="Exit 1 when the latest run is significantly worse than the previous one "
               "(paired, Holm-corrected over the metrics x subsets compared) or a metric got worse in --drops "
-              "consecutive runs; each alert one line naming metric and subset.")
+              "consecutive runs; each alert one line naming metric and subset. The newest run is never looked "
+              "past: a newer run folder that is not scored or cannot be read, or a metric the latest run has no "
+              "value of, is an alert too.")
 @click.option("--drops", type=click.IntRange(min=1), default=DROPS, show_default=True,
               help="With --alert: consecutive runs in which a metric got worse that raise an alert.")
 @click.option("--json", "as_json", is_flag=True, help="Print the history (and the alerts) as JSON.")
@@ -227,7 +239,7 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
                     drops: int, as_json: bool, command_workspace: Path | None) -> None:
     """List the runs of one dataset over time (release version, KB snapshot, target) with chosen metrics
     and their 95% intervals, oldest first. Each FOLDER is a run folder or a folder of runs (runs/)."""
-    runs = find_runs(folders)
+    runs, skipped = scan_runs(folders)
     names = chosen_metrics(runs, metrics)
     points = history(runs, names, check_subset(runs, subset))
     alerts: list[str] = []
@@ -237,12 +249,17 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
         except WorkspaceError:
             workspace = None
         items = release_items(workspace, runs[-1]) if len(runs) > 1 else None
-        alerts = latest_alerts(runs, names, items) + consecutive_drops(runs, names, drops)
+        alerts = (newest_run_alerts(runs, skipped, names, chosen=bool(metrics)) + latest_alerts(runs, names, items)
+                  + consecutive_drops(runs, names, drops))
     if as_json:
         click.echo(json.dumps({"runs": [str(r.folder) for r in runs],
+                               "skipped": [{"folder": str(s.folder), "reason": s.reason, "started_at": s.started_at}
+                                           for s in skipped],
                                "points": [p.model_dump(mode="json") for p in points], "alerts": alerts},
                               indent=2, ensure_ascii=False))
     else:
+        for run in skipped:
+            click.echo(f"skipped run folder {run.folder}: {run.reason}")
         rows = [(p.started_at, p.version, p.kb_snapshot, p.target, p.metric, *format_summary(p.summary))
                 for p in points]
         console().print(table(f"{len(runs)} runs of {runs[0].manifest.dataset} on {subset}, oldest first",

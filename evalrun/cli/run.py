@@ -61,7 +61,8 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 @click.option("--traces", type=click.Path(dir_okay=False, path_type=Path),
               help="Traces a system already logged (JSONL), or a TREC run file (retrieval only).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Run folder (default: runs/NAME-vN-TIME).")
-@click.option("--resume", is_flag=True, help="Finish a run folder a kill interrupted.")
+@click.option("--resume", is_flag=True, help="Finish a run folder a kill interrupted, with the judge it started with "
+              "(another judge endpoint or model is refused, naming both).")
 @click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cutoffs for retrieval metrics.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
@@ -89,7 +90,8 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
     resumed run is scored with the settings it was started with (K, precision, --exclude-errors,
-    prices: its manifest's)."""
+    prices: its manifest's) and by the judge it was started with: with another judge endpoint or model
+    configured, --resume is refused before any call."""
     try:
         settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
                                max_response_bytes=max_response_bytes,

@@ -11,7 +11,15 @@ import click
 
 from curate import InputError, console, table
 from evalrun.records import RunSummary, scored_run
-from evalrun.views import ATTRIBUTIONS, INTERVALS, format_summary, other_names, retrieval_names
+from evalrun.views import (
+    ATTRIBUTIONS,
+    INTERVALS,
+    LEXICAL,
+    attribution_names,
+    format_summary,
+    other_names,
+    retrieval_names,
+)
 
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
 
@@ -71,19 +79,29 @@ def print_summary(folder: Path) -> None:
                         [(stage, v.n, f"{v.p50:.1f}", f"{v.p95:.1f}", f"{v.max:.1f}")
                          for stage, v in e2e.latency_ms.items() if v]))
     cost = "unknown" if e2e.system_cost is None else f"{e2e.system_cost:.4f} USD"
-    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}")
+    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}"
+              + (f" ([bold]{e2e.usage_left_out} items' usage left out[/bold]: no count or cost, see --failures)"
+                 if e2e.usage_left_out else ""))
     judge = summary.judge
     if judge is not None and judge.status == "scored":
         out.print(f"judge (apart from the system): {judge.requests} requests, {judge.cache_hits} from cache, "
-                  f"{judge.prompt_tokens}+{judge.completion_tokens} tokens, cost {judge.cost}")
+                  f"{judge.prompt_tokens}+{judge.completion_tokens} tokens, cost {judge.cost}"
+                  + (f" ([bold]{judge.usage_left_out} replies' usage left out[/bold]: no token count, see --failures)"
+                     if judge.usage_left_out else ""))
         if judge.agreement:
             out.print(table(f"the judge asked {judge.repeats} times about each answer: how often it changed its mind",
                             ("metric", "items", "items changed", "judgements compared", "changed", "flip rate"),
                             [(name, a.items, a.unstable, a.compared, a.changed, f"{a.rate:.1%}")
                              for name, a in judge.agreement.items()]))
-    attribution = summary.attribution
-    out.print(table("failure attribution", ("attribution", "items"), sorted(attribution.items())) if attribution
-              else "failure attribution: none")
+    attribution, lexical = summary.attribution, summary.attribution_lexical
+    if not attribution:
+        out.print("failure attribution: none")
+    elif lexical:
+        out.print(table("failure attribution", ("attribution", "items", "of which lexical (no judge)"),
+                        [(name, n, lexical.get(name, "")) for name, n in sorted(attribution.items())]))
+        out.print(LEXICAL)
+    else:
+        out.print(table("failure attribution", ("attribution", "items"), sorted(attribution.items())))
 
 
 def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
@@ -121,7 +139,9 @@ def print_failures(folder: Path, attribution: str | None = None) -> None:
         close = difflib.get_close_matches(attribution, ATTRIBUTIONS, n=1)
         raise InputError(f"unknown attribution {attribution!r}" + (f" (did you mean {close[0]}?)" if close else "")
                          + f"; one of {', '.join(ATTRIBUTIONS)}", field="attribution")
-    rows = [(row.item_id, ", ".join(row.attribution), "; ".join(([row.apart] if row.apart else []) + row.problems)[:100])
+    rows = [(row.item_id, ", ".join(attribution_names(row)),
+             "; ".join(([row.apart] if row.apart else []) + row.problems
+                       + [f"{a} (lexical): {why}" for a, why in row.lexical_attribution.items()])[:160])
             for row in scored_run(folder).scores
             if (attribution in row.attribution if attribution else row.attribution or row.problems or row.apart)]
     title = f"{len(rows)} items " + (f"with {attribution}" if attribution else "with failures")

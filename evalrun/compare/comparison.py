@@ -60,6 +60,8 @@ class CompareRow(Record):
     test: str | None = Field(None, description="mcnemar_exact (0/1 values), sign_flip_exact or sign_flip (a "
                              "Monte Carlo permutation test of the mean difference).")
     discordant: tuple[int, int] | None = Field(None, description="0/1 metrics: items that went 1 -> 0, and 0 -> 1.")
+    fell: int = Field(0, description="Pairs whose value is lower in NEW.")
+    rose: int = Field(0, description="Pairs whose value is higher in NEW.")
     significant: bool = Field(False, description="p_adjusted below alpha.")
     worse: bool = Field(False, description="Significant and in the worse direction (a fall; a rise for the "
                         "metrics where lower is better).")
@@ -84,6 +86,8 @@ class Comparison(Record):
     correction: str = Field(CORRECTION, description="How p-values are corrected for the rows compared.")
     alpha: float = Field(ALPHA, description="Significance level of p_adjusted.")
     compared: int = Field(0, description="Rows with a p-value: the number Holm corrects for.")
+    resamples: int = Field(RESAMPLES, description="Resamples of the bootstrap and of the Monte Carlo sign-flip test "
+                           "(whose p-value is never below 1 / (1 + resamples)).")
     items: int = Field(description="Items both runs scored.")
     base_only: list[str] = Field(default_factory=list, description="Items only BASE scored.")
     new_only: list[str] = Field(default_factory=list, description="Items only NEW scored.")
@@ -156,19 +160,37 @@ def _trade_offs(base: Run, new: Run) -> list[TradeOff]:
             vb, vn = getattr(lb, quantile, None), getattr(ln, quantile, None)
             rows.append(TradeOff(measure=f"latency {quantile} {stage} (ms)", base=vb, new=vn, change=change(vb, vn)))
 
-    def per_item(run: Run, value):
-        return None if value is None or not run.summary.items else value / run.summary.items
+    def per_item(run: Run, value, left_out: int = 0):
+        counted = run.summary.items - left_out   # items whose usage was no count or cost are in no sum
+        return None if value is None or counted <= 0 else value / counted
 
     pairs = [("system tokens per item", sum(b.end_to_end.system_tokens.values()),
-              sum(n.end_to_end.system_tokens.values())),
-             ("system cost per item (USD)", b.end_to_end.system_cost, n.end_to_end.system_cost),
+              sum(n.end_to_end.system_tokens.values()), True),
+             ("system cost per item (USD)", b.end_to_end.system_cost, n.end_to_end.system_cost, True),
              ("judge tokens per item", b.judge and b.judge.prompt_tokens + b.judge.completion_tokens,
-              n.judge and n.judge.prompt_tokens + n.judge.completion_tokens),
-             ("judge cost per item (USD)", b.judge and b.judge.cost, n.judge and n.judge.cost)]
-    for measure, vb, vn in pairs:
-        vb, vn = per_item(base, vb), per_item(new, vn)
+              n.judge and n.judge.prompt_tokens + n.judge.completion_tokens, False),
+             ("judge cost per item (USD)", b.judge and b.judge.cost, n.judge and n.judge.cost, False)]
+    for measure, vb, vn, system in pairs:
+        vb = per_item(base, vb, b.end_to_end.usage_left_out if system else 0)
+        vn = per_item(new, vn, n.end_to_end.usage_left_out if system else 0)
         rows.append(TradeOff(measure=measure, base=vb, new=vn, change=change(vb, vn)))
     return rows
+
+
+def usage_warnings(base: Run, new: Run) -> list[str]:
+    """Return a line for each run whose usage, the system's or the judge's, was partly left out as no
+    count or cost: its trade-offs are over what could be counted."""
+    lines = []
+    for side, run in (("BASE", base), ("NEW", new)):
+        left_out = run.summary.end_to_end.usage_left_out
+        if left_out:
+            lines.append(f"{side}: {left_out} items' usage is no count or cost (negative, NaN, text): the system's "
+                         f"tokens and cost per item are over the other {run.summary.items - left_out} items")
+        judge = run.summary.judge
+        if judge is not None and judge.usage_left_out:
+            lines.append(f"{side}: {judge.usage_left_out} judge replies reported a usage that is no token count: "
+                         f"left out of the judge's tokens and cost")
+    return lines
 
 
 def _matrix(rows: dict, ids: Sequence[str], names: Sequence[str]) -> np.ndarray:
@@ -206,7 +228,7 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
         rows.append(CompareRow(metric=result.metric, subset=result.subset, n=result.n, left_out=result.left_out,
                                base=result.base_mean, new=result.new_mean, difference=result.difference,
                                ci95=result.ci95, ci_method=result.ci_method, p_value=result.p_value, test=result.test,
-                               discordant=result.discordant))
+                               discordant=result.discordant, fell=result.fell, rose=result.rose))
     rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
     tested = [r for r in rows if r.p_value is not None]
     adjust = holm if correction == "holm" else bh
@@ -226,8 +248,10 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
     agreements = [run.summary.judge.agreement if run.summary.judge else {} for run in (base, new)]
     return Comparison(base=str(base.folder), new=str(new.folder), base_target=base.manifest.target,
                       new_target=new.manifest.target, correction=correction, alpha=alpha, compared=len(tested),
+                      resamples=resamples,
                       items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
-                      apart=len(apart), subsets=items is not None, warnings=list(checked.warnings),
+                      apart=len(apart), subsets=items is not None,
+                      warnings=list(checked.warnings) + usage_warnings(base, new),
                       uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
                       trade_offs=_trade_offs(base, new), flips=flips,
                       flip_counts=flip_counts(flips, binary, agreements))

@@ -20,51 +20,98 @@ these hypotheses only). A metric is worse when it falls, or rises for those wher
 (`LOWER_IS_BETTER`). A rule that cannot be checked (a subset the runs do not have, no latency or cost
 recorded) fails: a gate passes only what it could check. A diagnostic --oracle-context run is never
 the NEW side of a gate (an error, exit 2).
+
+A rule that can never fail is refused or fails: an alpha outside MIN_ALPHA..MAX_ALPHA, or a rise limit
+that is not a finite number from 0 to MAX_RISE, is a bad gate file (exit 2); a guard on too few pairs for any p-value
+to get below alpha once corrected (`evalrun.compare.stats.smallest_p`: 2 / 2^n for n pairs) is a weak
+rule, named, and fails the gate unless --allow-weak-rules; a guarded metric worse on every one of its
+pairs fails, significant or not.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
-import tomllib
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from curate import CurateError, InputError, Record
+from curate import CurateError, InputError, Record, loads_toml, read_toml
 from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison
-from evalrun.compare.stats import holm
+from evalrun.compare.stats import RESAMPLES, holm, smallest_p
 
 TABLE = "gate"
 _HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
 _ASSIGN = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+# The smallest p-value the Monte Carlo sign-flip test gives a continuous metric is 1 / (1 + resamples):
+# below this alpha no guard of such a metric could ever fail.
+MIN_ALPHA = 1e-4
+# Above this alpha a coin flip is "significant": an improve rule would pass on noise.
+MAX_ALPHA = 0.5
+# A rise limit above this (a 100-fold rise) cannot fail in practice: a rule that checks nothing.
+MAX_RISE = 100.0
 
 
 class GateRules(Record):
-    """The `[gate]` table: what NEW may not lose and must win against BASE."""
+    """The `[gate]` table: what NEW may not lose and must win against BASE. Strict: a value of another TOML
+    type ("0.05" for a number, true for a number) is refused, not converted."""
 
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the corrected p-values.")
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+
+    alpha: float = Field(0.05, gt=0, lt=1, allow_inf_nan=False,
+                         description=f"Significance level of the corrected p-values ({MIN_ALPHA:g} to {MAX_ALPHA:g}).")
     guard: list[str] = Field(default_factory=list, description="Metric globs that may not get significantly worse.")
     guard_subsets: list[str] = Field(default_factory=lambda: ["all"], min_length=1,
                                      description="Subsets on which the guards hold: 'all', 'difficulty=hard', ...")
     improve: list[str] = Field(default_factory=list, description="Metric globs that must improve significantly.")
     improve_subset: str = Field("all", description="The subset on which they must improve.")
-    max_latency_p95_rise: float | None = Field(None, ge=0, description="Largest relative rise of p95 latency "
-                                               "(0.2 = 20%).")
+    max_latency_p95_rise: float | None = Field(None, description="Largest relative rise of p95 latency "
+                                               f"(0.2 = 20%; 0 to {MAX_RISE:g}).")
     latency_stage: str = Field("total", description="The stage whose p95 latency is checked.")
-    max_cost_per_item_rise: float | None = Field(None, ge=0, description="Largest relative rise of the system's cost "
-                                                 "per item (0.1 = 10%).")
+    max_cost_per_item_rise: float | None = Field(None, description="Largest relative rise of the system's cost "
+                                                 f"per item (0.1 = 10%; 0 to {MAX_RISE:g}).")
     require_controlled: bool = Field(True, description="Fail when the comparison is not controlled (a different KB "
                                      "snapshot, judge, prompts, or a degraded run).")
+
+    @field_validator("alpha")
+    @classmethod
+    def _attainable_alpha(cls, value: float) -> float:
+        if value < MIN_ALPHA:
+            raise ValueError(f"alpha {value:g} is below {MIN_ALPHA:g}: the sign-flip test never gives a p-value "
+                             f"under 1/(1 + {RESAMPLES} resamples), so a guard of a continuous metric could never fail")
+        if value > MAX_ALPHA:
+            raise ValueError(f"alpha {value:g} is above {MAX_ALPHA:g}: a difference no larger than chance makes would "
+                             f"count as significant, and an improve rule would pass on noise")
+        return value
+
+    @field_validator("max_latency_p95_rise", "max_cost_per_item_rise")
+    @classmethod
+    def _a_limit_that_can_fail(cls, value: float | None) -> float | None:
+        if value is None:
+            return None
+        if not math.isfinite(value):
+            raise ValueError(f"a limit of {value} can never fail: give a finite rise (0.2 = 20%), or leave the "
+                             f"rule out")
+        if value < 0:
+            raise ValueError(f"{value:g} is negative: this is the largest rise allowed (0 = no rise at all)")
+        if value > MAX_RISE:
+            raise ValueError(f"{value:g} allows a {value:g}-fold rise and cannot fail in practice: at most "
+                             f"{MAX_RISE:g}, or leave the rule out")
+        return value
 
 
 class GateResult(Record):
     """What the gate decided: every rule checked, and the ones that failed, one line each."""
 
     source: str = Field(description="Where the rules came from.")
-    passed: bool = Field(description="Every rule held.")
+    passed: bool = Field(description="Every rule held (and none was unable to fail, unless --allow-weak-rules).")
     checked: list[str] = Field(default_factory=list, description="Every rule checked, one line each.")
     failed: list[str] = Field(default_factory=list, description="The rules that failed, one line each.")
+    weak: list[str] = Field(default_factory=list, description="Guards that could not have failed whatever NEW did "
+                            "(too few pairs for any p-value to get below alpha after the correction), one line "
+                            "each; they fail the gate unless --allow-weak-rules.")
 
 
 def _line_of(text: str, key: str | None) -> int | None:
@@ -80,15 +127,8 @@ def _line_of(text: str, key: str | None) -> int | None:
     return header
 
 
-def parse_gate(text: str, file: str, *, table_required: bool = True) -> GateRules | None:
-    """Return the rules of the `[gate]` table of the TOML `text`; None when there is none and
-    `table_required` is false. A bad file raises InputError naming file, line and field."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        message = str(exc).replace(where.group(0), "").strip() if where else str(exc)
-        raise InputError(f"not valid TOML: {message}", file=file, line=int(where.group(1)) if where else None) from None
+def _rules(data: dict[str, Any], text: str, file: str, table_required: bool) -> GateRules | None:
+    """Return the rules of the parsed TOML `data`'s `[gate]` table (see `parse_gate`)."""
     table = data.get(TABLE)
     if table is None:
         if not table_required:
@@ -102,7 +142,7 @@ def parse_gate(text: str, file: str, *, table_required: bool = True) -> GateRule
         error = exc.errors()[0]
         key = str(error["loc"][0]) if error["loc"] else None
         field = ".".join(map(str, (TABLE, *error["loc"])))
-        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
+        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"].removeprefix("Value error, ")
         raise InputError(message, file=file, line=_line_of(text, key), field=field) from None
     if not (rules.guard or rules.improve or rules.max_latency_p95_rise is not None
             or rules.max_cost_per_item_rise is not None):
@@ -111,13 +151,18 @@ def parse_gate(text: str, file: str, *, table_required: bool = True) -> GateRule
     return rules
 
 
+def parse_gate(text: str, file: str, *, table_required: bool = True) -> GateRules | None:
+    """Return the rules of the `[gate]` table of the TOML `text`; None when there is none and
+    `table_required` is false. A bad file raises InputError naming file, line and field."""
+    return _rules(loads_toml(text, file), text, file, table_required)
+
+
 def read_gate(path: Path) -> GateRules:
-    """Return the rules of the gate file at `path` (its `[gate]` table)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read the gate file: {exc.strerror or exc}", file=str(path)) from None
-    return parse_gate(text, str(path))
+    """Return the rules of the gate file at `path` (its `[gate]` table): curate.toml or a file of its own.
+    Bytes that are not UTF-8, bad TOML or absurd nesting are one InputError naming file and line; a
+    UTF-8 byte order mark is read past."""
+    text, data = read_toml(Path(path))
+    return _rules(data, text, str(path), True)
 
 
 def _rows(comparison: Comparison, patterns: list[str], subset: str, rule: str) -> tuple[list[CompareRow], list[str]]:
@@ -153,40 +198,74 @@ def _rise(measure: str, base: float | None, new: float | None, limit: float, rul
     return (f"{rule}: {measure} {base:.4g} -> {new:.4g} ({rise:+.1%}, at most {limit:+.0%})", rise <= limit)
 
 
+def _unreachable(row: CompareRow, family: int, alpha: float, resamples: int) -> str | None:
+    """Return why no p-value of `row` could get below `alpha` once Holm-corrected over `family` rows,
+    whatever the values of its pairs; None when one could. Holm compares the smallest p-value of the
+    family with alpha / family, so a row can be significant only if its test can go below that."""
+    floor = smallest_p(row.test, row.n, resamples)
+    if family * floor < alpha:
+        return None
+    held = f", x {family} rows of the gate (Holm) = {min(1.0, family * floor):.3g}" if family > 1 else ""
+    return (f"on {row.n} pairs the smallest p-value {row.test} can give is {floor:.3g}{held}, not below alpha "
+            f"{alpha:g}")
+
+
+def _worse_on_every_pair(row: CompareRow) -> bool:
+    """Return whether every pair of the row got worse (a fall; a rise where lower is better)."""
+    worse = row.rose if row.metric in LOWER_IS_BETTER else row.fell
+    return row.n > 0 and worse == row.n
+
+
 def refuse_diagnostic(new: str, diagnostic: bool) -> None:
     """Raise CurateError when the NEW side of a gate is a diagnostic --oracle-context run."""
     if diagnostic:
         raise CurateError(f"{new} is a diagnostic --oracle-context run: it can never be the NEW side of a gate")
 
 
-def apply_gate(rules: GateRules, comparison: Comparison, source: str) -> GateResult:
-    """Return whether `comparison` (NEW against BASE) passes the rules; refuse a diagnostic NEW run."""
+def apply_gate(rules: GateRules, comparison: Comparison, source: str, *, allow_weak_rules: bool = False) -> GateResult:
+    """Return whether `comparison` (NEW against BASE) passes the rules; refuse a diagnostic NEW run.
+
+    A guard that could not have failed whatever NEW did (its subset too small for any p-value to get below
+    alpha after the correction) is a weak rule: listed, and it fails the gate unless `allow_weak_rules`.
+    A guarded metric worse on every one of its pairs fails whether significant or not."""
     refuse_diagnostic(comparison.new, comparison.new_diagnostic)
-    checked, failed = [], []
+    checked, failed, weak = [], [], []
     if rules.require_controlled and comparison.uncontrolled:
         failed.append("require_controlled: not a controlled comparison: " + "; ".join(comparison.uncontrolled))
-    guards, improves = [], []
+    guards: dict[tuple[str, str], CompareRow] = {}   # a row named twice (two globs, a subset twice) counts once
     for subset in rules.guard_subsets:
         rows, missing = _rows(comparison, rules.guard, subset, "guard")
-        guards += rows
-        failed += missing
+        guards.update({(r.metric, r.subset): r for r in rows})
+        failed += [line for line in missing if line not in failed]
     rows, missing = _rows(comparison, rules.improve, rules.improve_subset, "improve")
-    improves, failed = rows, failed + missing
-    family = guards + improves
+    improves = {(r.metric, r.subset): r for r in rows}
+    failed += [line for line in missing if line not in failed]
+    family = list(guards.values()) + list(improves.values())
     adjusted = holm([r.p_value for r in family]).tolist() if family else []
     for k, row in enumerate(family):
         p = adjusted[k]
         significant = p < rules.alpha
         better = row.difference < 0 if row.metric in LOWER_IS_BETTER else row.difference > 0
         worse = row.difference != 0 and not better
+        unreachable = _unreachable(row, len(family), rules.alpha, comparison.resamples)
         if k < len(guards):
             line = f"guard {row.metric} on {row.subset}: {_effect(row, p)}"
-            (failed if significant and worse else checked).append(
-                line + (" significantly worse" if significant and worse else ""))
+            if significant and worse:
+                failed.append(line + " significantly worse")
+            elif _worse_on_every_pair(row):
+                failed.append(line + f" worse on every one of its {row.n} pairs")
+            elif unreachable:
+                weak.append(f"guard {row.metric} on {row.subset} cannot fail: {unreachable}")
+                (checked if allow_weak_rules else failed).append(
+                    line + " cannot fail (" + ("a weak rule, allowed by --allow-weak-rules" if allow_weak_rules
+                                               else "a weak rule; --allow-weak-rules lets it pass") + ")")
+            else:
+                checked.append(line)
+        elif significant and better:
+            checked.append(f"improve {row.metric} on {row.subset}: {_effect(row, p)}")
         else:
-            line = f"improve {row.metric} on {row.subset}: {_effect(row, p)}"
-            (checked if significant and better else failed).append(
-                line + ("" if significant and better else " did not improve significantly"))
+            failed.append(f"improve {row.metric} on {row.subset}: {_effect(row, p)} did not improve significantly"
+                          + (f" (it cannot: {unreachable})" if unreachable else ""))
     trade = {t.measure: t for t in comparison.trade_offs}
     if rules.max_latency_p95_rise is not None:
         latency = trade.get(f"latency p95 {rules.latency_stage} (ms)")
@@ -198,4 +277,4 @@ def apply_gate(rules: GateRules, comparison: Comparison, source: str) -> GateRes
         line, ok = _rise("system cost per item (USD)", cost.base, cost.new, rules.max_cost_per_item_rise,
                          "max_cost_per_item_rise")
         (checked if ok else failed).append(line)
-    return GateResult(source=source, passed=not failed, checked=checked, failed=failed)
+    return GateResult(source=source, passed=not failed, checked=checked, failed=failed, weak=weak)

@@ -1,19 +1,21 @@
 """`evalrun history DIR...`: the runs of one dataset over time (release version, KB snapshot, target)
 with chosen metrics and their intervals, and the alerts a scheduled job raises: the latest run
 significantly below the previous one (paired, as `evalrun compare`), or a metric that dropped in N
-consecutive runs."""
+consecutive runs. An alert never looks past the newest run: a newer run folder that is not scored or
+cannot be read, or a metric the latest run has no value of, is an alert too."""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 from pydantic import Field
 
-from curate import EvalItem, InputError, NotFound, Record
+from curate import CurateError, EvalItem, InputError, NotFound, Record
 from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import (
     LOWER_IS_BETTER,
@@ -22,9 +24,10 @@ from evalrun.compare.comparison import (
     metric_order,
     scored_run,
 )
-from evalrun.records import MANIFEST, SUMMARY, MetricSummary, Run
+from evalrun.records import MANIFEST, SCORES, SUMMARY, TRACES, MetricSummary, Run, RunManifest
 
 DROPS = 3
+RUN_FILES = (MANIFEST, TRACES, SCORES, SUMMARY)  # a folder holding any of them is a run folder, scored or not
 
 
 class HistoryPoint(Record):
@@ -40,25 +43,97 @@ class HistoryPoint(Record):
     summary: MetricSummary = Field(description="n, mean and 95% interval.")
 
 
-def find_runs(folders: Sequence[Path]) -> list[Run]:
-    """Return the scored runs in `folders` (each a run folder, or a folder of run folders), oldest first;
-    runs of more than one dataset are refused (name one folder per dataset)."""
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run folder history cannot use: not scored yet, or a file of it cannot be read."""
+
+    folder: Path
+    reason: str
+    started_at: str | None = None
+    """When it started, from its manifest (None: the manifest cannot be read)."""
+    dataset: str | None = None
+    """Its dataset, from its manifest (None: the manifest cannot be read)."""
+
+
+def _run_folders(folders: Sequence[Path]) -> list[Path]:
+    """Return the run folders of `folders` (each a run folder, or a folder of run folders): any folder
+    holding one of a run's files, scored or not."""
     found = []
     for folder in map(Path, folders):
-        if (folder / MANIFEST).is_file():
+        if any((folder / name).is_file() for name in RUN_FILES):
             found.append(folder)
         elif folder.is_dir():
-            found += sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file() and (p / SUMMARY).is_file())
+            found += sorted(p for p in folder.iterdir() if any((p / name).is_file() for name in RUN_FILES))
         else:
             raise NotFound(f"{folder} is neither a run folder nor a folder of runs")
-    if not found:
-        raise NotFound(f"no scored run in {', '.join(map(str, folders))}")
-    runs = sorted((scored_run(f) for f in dict.fromkeys(found)), key=lambda r: (r.manifest.started_at, str(r.folder)))
+    return list(dict.fromkeys(found))
+
+
+def _skipped(folder: Path, problem: CurateError) -> SkippedRun:
+    """Return why `folder` is not a scored run, with its start time when its manifest can be read."""
+    try:
+        manifest = RunManifest.read(folder / MANIFEST)
+    except (CurateError, OSError):
+        return SkippedRun(folder, str(problem))
+    return SkippedRun(folder, str(problem), manifest.started_at, manifest.dataset)
+
+
+def scan_runs(folders: Sequence[Path]) -> tuple[list[Run], list[SkippedRun]]:
+    """Return the scored runs in `folders` (each a run folder, or a folder of run folders), oldest first,
+    and the run folders that are not scored or cannot be read; runs of more than one dataset are refused
+    (name one folder per dataset)."""
+    runs, skipped = [], []
+    for folder in _run_folders(folders):
+        try:
+            runs.append(scored_run(folder))
+        except CurateError as exc:
+            skipped.append(_skipped(folder, exc))
+    if not runs:
+        raise NotFound(f"no scored run in {', '.join(map(str, folders))}"
+                       + (f" ({len(skipped)} run folders not scored or unreadable: {skipped[0].reason})"
+                          if skipped else ""))
+    runs.sort(key=lambda r: (r.manifest.started_at, str(r.folder)))
     datasets = sorted({r.manifest.dataset for r in runs})
     if len(datasets) > 1:
         raise InputError(f"runs of {len(datasets)} datasets ({', '.join(datasets)}): history follows one dataset; "
                          f"give the folders of one")
-    return runs
+    return runs, skipped
+
+
+def find_runs(folders: Sequence[Path]) -> list[Run]:
+    """Return the scored runs in `folders`, oldest first (see `scan_runs`)."""
+    return scan_runs(folders)[0]
+
+
+def newest_run_alerts(runs: Sequence[Run], skipped: Sequence[SkippedRun], metrics: Sequence[str],
+                      chosen: bool = False) -> list[str]:
+    """Return a line for each reason the newest run cannot be judged, so that an alert never looks past it:
+    a run folder newer than the latest scored run that is not scored, one that cannot be read (it may be
+    the newest), and each metric of `metrics` the latest run has no value of; unless the metrics were
+    `chosen` (--metric), every metric of the previous run too."""
+    latest = runs[-1]
+    key = (latest.manifest.started_at, str(latest.folder))
+    lines = []
+    for run in skipped:
+        if run.dataset not in (None, latest.manifest.dataset):
+            continue   # another dataset's run in the same folder: not this history's newest
+        if run.started_at is None:
+            lines.append(f"run folder {run.folder} cannot be read, so it may be the newest run: {run.reason}")
+        elif (run.started_at, str(run.folder)) > key:
+            lines.append(f"the newest run {run.folder} (started {run.started_at}) is not scored, so the latest "
+                         f"scored run {latest.folder} is not the newest: {run.reason}")
+    overall = latest.summary.metrics.get("all", {})
+    wanted = list(metrics)
+    if len(runs) > 1 and not chosen:
+        wanted += sorted(m for m in runs[-2].summary.metrics.get("all", {}) if m not in wanted)
+    for metric in wanted:
+        summary = overall.get(metric)
+        if summary is None:
+            lines.append(f"{metric}: the latest run {latest.folder} does not have it")
+        elif summary.n == 0 and summary.unscored:
+            why = "; ".join(f"{n} {reason}" for reason, n in sorted(summary.unscored.items()))
+            lines.append(f"{metric} on all: the latest run {latest.folder} scored no item of it ({why[:300]})")
+    return lines
 
 
 def chosen_metrics(runs: Sequence[Run], patterns: Sequence[str]) -> list[str]:

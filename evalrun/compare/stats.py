@@ -80,6 +80,10 @@ class PairedComparison:
     """For a 0/1 metric, (base 1 -> new 0, base 0 -> new 1): the pairs McNemar's test counts."""
     ci_method: str | None = None
     """"bootstrap", or "newcombe" (a 0/1 metric on fewer than NEWCOMBE_BELOW pairs, or all concordant)."""
+    fell: int = 0
+    """Pairs whose value is lower in the new run."""
+    rose: int = 0
+    """Pairs whose value is higher in the new run."""
 
 
 def _masks(subsets: Mapping[str, np.ndarray], items: int) -> tuple[list[str], np.ndarray]:
@@ -100,6 +104,25 @@ def _masks(subsets: Mapping[str, np.ndarray], items: int) -> tuple[list[str], np
         labels.append(label)
         columns.append(mask)
     return labels, np.stack(columns, axis=1) if columns else np.zeros((items, 0), dtype=bool)
+
+
+def smallest_p(test: str | None, n: int, resamples: int = RESAMPLES) -> float:
+    """Return the smallest two-sided p-value `test` can give on n pairs, whatever their values: 2 / 2^n for
+    McNemar's exact test (every pair discordant, all one way) and for the exact sign-flip test (every
+    difference of one sign: only that pattern and its mirror reach |sum|); the Monte Carlo sign-flip test
+    goes no lower than that, nor than 1 / (1 + resamples). 1 when there is no pair (or no test).
+
+    A rule on fewer pairs than it takes to get below alpha can never be met, or never be broken.
+
+    >>> smallest_p("mcnemar_exact", 5), smallest_p("sign_flip_exact", 1), smallest_p(None, 0)
+    (0.0625, 1.0, 1.0)
+    >>> smallest_p("sign_flip", 40, resamples=9999)
+    0.0001
+    """
+    if test is None or n < 1:
+        return 1.0
+    exact = 2.0 ** (1 - n)
+    return max(exact, 1.0 / (1 + resamples)) if test == "sign_flip" else exact
 
 
 def mcnemar_exact(worse: int, better: int) -> float:
@@ -316,7 +339,7 @@ def compare_paired(base: np.ndarray, new: np.ndarray, metrics: Sequence[str],
             result[(metric, label)] = PairedComparison(
                 metric, label, n, int(left[s, j]), base_mean, new_mean, new_mean - base_mean,
                 None if ci is None else (float(ci[0]), float(ci[1])), float(p), test, bool(binary[s, j]), discordant,
-                None if ci is None else ci_method)
+                None if ci is None else ci_method, int(worse[s, j]), int(better[s, j]))
     return result
 
 

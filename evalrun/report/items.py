@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from curate import progress
-from evalrun.views import ATTRIBUTIONS
+from evalrun.views import ATTRIBUTIONS, attribution_names
 from evalrun.report.gather import ReportInputs, cited_ids
 from evalrun.scoring.summary import SUBSET_FIELDS
 
@@ -228,7 +228,7 @@ def _scores(entry: dict, row, position: int, values: dict, metrics: _Table, reas
     if row.unscored:
         entry["u"] = [[metrics.at(name), reasons.at(reason)] for name, reason in sorted(row.unscored.items())]
     if row.attribution:
-        entry["at"] = [attributions.at(a) for a in row.attribution]
+        entry["at"] = [attributions.at(a) for a in attribution_names(row)]
     if row.problems:
         entry["pr"] = [capped(p, "problem", cuts) for p in row.problems]
     for key, text in (("fa", row.failed), ("ap", row.apart), ("rf", row.refusal)):

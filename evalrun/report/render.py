@@ -123,9 +123,12 @@ def _cards(inputs: ReportInputs, metric: str) -> list[dict]:
         cards.append({"label": "latency p95 (total)", "metric": "", "value": f"{total.p95:,.0f} ms",
                       "ci": f"p50 {total.p50:,.0f} ms", "n": f"n = {total.n}"})
     cost = summary.end_to_end.system_cost
+    counted = summary.items - summary.end_to_end.usage_left_out   # a usage that is no count or cost is in no sum
     cards.append({"label": "system cost per item", "metric": "",
-                  "value": "unknown" if cost is None or not summary.items else f"${cost / summary.items:.4f}",
-                  "ci": "" if cost is None else f"${cost:.2f} in all", "n": f"n = {summary.items}"})
+                  "value": "unknown" if cost is None or counted <= 0 else f"${cost / counted:.4f}",
+                  "ci": "" if cost is None else f"${cost:.2f} in all",
+                  "n": f"n = {counted}" + (f" ({summary.items - counted} items' usage left out)"
+                                           if counted < summary.items else "")})
     return cards
 
 

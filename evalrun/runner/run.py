@@ -31,7 +31,6 @@ from curate import (
     now,
     parse_ref,
     progress,
-    resolve_judge,
     writing,
 )
 from evalrun.records import (
@@ -40,6 +39,7 @@ from evalrun.records import (
     RunManifest,
     RunSettings,
     TraceRecord,
+    judge_difference,
     read_traces,
 )
 from evalrun.runner.gate import leakage_gate
@@ -58,6 +58,7 @@ from evalrun.runner.targets import (
 )
 from evalrun.runner.trace_log import TraceLog
 from evalrun.scoring import score_run
+from evalrun.scoring.generation import configured_judge
 from evalrun.scoring.generation_prompts import GENERATION
 
 
@@ -146,10 +147,7 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
-    try:
-        judge = resolve_judge(workspace).public()
-    except CurateError as exc:
-        judge = {"unavailable": str(exc)}
+    judge = configured_judge(workspace)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
                        judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
                        target=description, diagnostic=settings.oracle_context, settings=settings,
@@ -245,6 +243,13 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
             previous = RunManifest.read(manifest_path)
             if previous.content_sha256 != release.content_sha256:
                 raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
+            # Scoring asks the judge configured now: a resumed run keeps the judge it started with, or its
+            # manifest and summary would name different judges.
+            changed = judge_difference(previous.judge, configured_judge(workspace))
+            if changed:
+                raise CurateError(f"{folder} keeps the judge it started with, and the judge differs ({changed}): "
+                                  f"configure that judge again (curate.toml [judge], CURATE_JUDGE_BASE_URL, "
+                                  f"CURATE_JUDGE_MODEL) to finish this run, or run into a new --out; not resuming it")
         else:
             kind = logged.kind if logged is not None else "trace"
             _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context, kind), settings,

@@ -37,7 +37,18 @@ import sys
 from collections import Counter
 from collections.abc import Collection, Iterable
 
-from curate import EvalItem, InputError, Judge, JudgeConfig, Prompt, Verdict, Workspace, cut, resolve_judge
+from curate import (
+    CurateError,
+    EvalItem,
+    InputError,
+    Judge,
+    JudgeConfig,
+    Prompt,
+    Verdict,
+    Workspace,
+    cut,
+    resolve_judge,
+)
 from evalrun.records import ItemScores, JudgeAgreement, JudgeReport, Trace
 from evalrun.scoring.claims import Claim, split_claims, strip_markers
 from evalrun.scoring.generation_prompts import GENERATION
@@ -226,8 +237,9 @@ class _Plan:
 def score_generation(items_by_id: dict[str, EvalItem], traces_by_id: dict[str, Trace], chunk_texts: dict[str, str],
                      judge: Judge, evidence_in_context: Collection[str] = frozenset(),
                      repeats: int = 1) -> dict[str, dict]:
-    """Return {item id: {"values", "unscored", "attribution", "details"}} for every answerable item whose
-    trace has a non-empty answer that is not a refusal and no error; all questions in one `ask_many`.
+    """Return {item id: {"values", "unscored", "attribution", "details", "problems"}} for every answerable item
+    whose trace has a non-empty answer that is not a refusal and no error; all questions in one `ask_many`.
+    "problems": each distinct way the judge's usage in its replies about the item was no token count.
 
     With `repeats` > 1 every question is asked that many times (each repeat its own cache entry): the
     first verdicts score, and each further repeat's values go to ``details["repeats"]`` (a list of
@@ -242,6 +254,7 @@ def score_generation(items_by_id: dict[str, EvalItem], traces_by_id: dict[str, T
                 for plan in plans for chosen, payload, _ in plan.requests]
     verdicts = judge.ask_many(requests, "judging answers") if requests else []
     results, position = {}, 0
+    usage: dict[str, Counter] = {}   # item -> how often each usage problem came back
     for repeat in range(repeats):
         for plan in plans:
             mine = verdicts[position:position + len(plan.requests)]
@@ -253,6 +266,11 @@ def score_generation(items_by_id: dict[str, EvalItem], traces_by_id: dict[str, T
             else:
                 again = plan.finish(mine, plan.item.id in evidence_in_context)
                 results[plan.item.id]["details"]["repeats"].append(again["values"])
+            # a judge reply whose usage is no token count: the verdict stands, its tokens are in no sum
+            usage.setdefault(plan.item.id, Counter()).update(v.usage_problem for v in mine if v.usage_problem)
+    for item_id, result in results.items():
+        result["problems"] = [f"{problem} ({n} of the judge's answers about this item)"
+                              for problem, n in usage[item_id].items()]
     return results
 
 
@@ -287,6 +305,15 @@ def judge_agreement(rows: Iterable[ItemScores]) -> dict[str, JudgeAgreement]:
             for name in METRICS if items[name]}
 
 
+def configured_judge(workspace: Workspace) -> dict:
+    """Return the judge configured now, as a run's manifest records it: its public settings, or
+    {"unavailable": why there is none}."""
+    try:
+        return resolve_judge(workspace).public()
+    except CurateError as exc:
+        return {"unavailable": str(exc)}
+
+
 def _judge_unreachable(config: JudgeConfig) -> str | None:
     """Return why the judge endpoint cannot be reached, or None when it answers at all."""
     import httpx
@@ -299,9 +326,10 @@ def _judge_unreachable(config: JudgeConfig) -> str | None:
 
 def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
                  answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
-                 repeats: int = 1) -> JudgeReport:
+                 repeats: int = 1, problems: Counter | None = None) -> JudgeReport:
     """Score the generation layer through the workspace's judge into `rows` (by item id) for the
-    traces that have an answer; return what the judge did, or why it could not."""
+    traces that have an answer; return what the judge did, or why it could not. `problems` counts, by
+    kind, the items whose rows got a problem (a judge usage that is no token count)."""
     try:
         config = resolve_judge(workspace)
         reason = _judge_unreachable(config)
@@ -322,6 +350,9 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
         row.unscored.update(result["unscored"])
         row.attribution.extend(result["attribution"])
         row.generation = result["details"]
+        row.problems.extend(result["problems"])
+        if result["problems"] and problems is not None:
+            problems["invalid judge usage"] += 1
     stats = judge.stats
     if stats.scrubbed:
         print(f"evalrun: warning: {stats.scrubbed} answers of the judge quoted its API key (an echoed Authorization "
@@ -329,4 +360,5 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
     return JudgeReport(status="scored", config=config.public(), prompt_versions=GENERATION.versions(),
                        requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
                        completion_tokens=stats.completion_tokens, cost=stats.cost, unscored=dict(stats.unscored),
+                       usage_left_out=stats.usage_left_out,
                        repeats=repeats, agreement=judge_agreement(rows[i] for i in scored) if repeats > 1 else {})

@@ -209,6 +209,85 @@ def key_point_token_coverage(answer: str, key_points: Iterable[str], language: s
     return sum(shares) / len(shares) if shares else None
 
 
+# -- the lexical verdict, for attribution where no judge gave one ---------------------------------------
+
+KEY_POINT_COVERED = 0.5  # a key point with at least half its tokens in the answer is not missed, lexically
+ANSWER_MATCHED_F1 = 0.5  # without key points: F1 against the accepted answers at least this is no miss
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    """Return whether the tokens `needle` occur in `haystack` contiguously, in order."""
+    width = len(needle)
+    return any(haystack[k:k + width] == needle for k in range(len(haystack) - width + 1))
+
+
+def lexical_miss(answer: str | None, *, answers: Iterable[str], key_points: Iterable[str], language: str | None,
+                 known_ids: Iterable[str] | Container[str] = ()) -> str | None:
+    """Return why the answer misses by string match alone, or None when it does not (or nothing tells).
+
+    The answer does not miss when it holds an accepted answer (its tokens contiguously, or an exact
+    match). Otherwise, with key points, it misses when any key point has fewer than KEY_POINT_COVERED
+    of its tokens in the answer, or a number the answer lacks; without key points, when its best F1
+    against the accepted answers is below ANSWER_MATCHED_F1, or every accepted answer has a number the
+    answer lacks. With neither accepted answers nor key points nothing tells (None). Strings,
+    not meanings: "half a minute" misses "30 seconds" here; the judge's verdict, where there is one,
+    decides instead.
+
+    >>> lexical_miss("Tokens last one hour.", answers=["24 hours"], key_points=["token expires after 24 hours"],
+    ...              language="en")
+    'no accepted answer in it; key point 1 of 1 (token expires after 24 hours): 0 of 5 tokens in the answer'
+    >>> print(lexical_miss("The limit is 600 requests per minute per key.", answers=["600 requests"], key_points=[],
+    ...                    language="en"))
+    None
+    >>> lexical_miss("访问令牌已经失效。", answers=["令牌过期"], key_points=["令牌过期", "重新登录"], language="zh")
+    'no accepted answer in it; key point 2 of 2 (重新登录): 0 of 4 tokens in the answer'
+
+    A number (any token with a digit: an amount, a year, a version, a code) of a key point or, without key
+    points, of every accepted answer must be in the answer: "每分钟 100 次" misses "每分钟 600 次".
+
+    >>> lexical_miss("默认限额为每个密钥每分钟 100 次请求", answers=[], key_points=["每个密钥每分钟 600 次"], language="zh")
+    'no accepted answer to match; key point 1 of 1 (每个密钥每分钟 600 次): its number 600 is not in the answer'
+    >>> lexical_miss("It raises the default from 15 to 60 seconds.", answers=["from 15 to 30 seconds"], key_points=[],
+    ...              language="en")
+    'no accepted answer in it; token F1 0.62, but its number 30 is not in it'
+    """
+    text = strip_markers(answer or "", known_ids) if answer and known_ids else (answer or "")
+    have = tokens(text, language)
+    usable = _references(answers, language)
+    if any(_contains(have, tokens(r, language)) for r in usable) or exact_match(text, usable, language):
+        return None
+    points = [(k, Counter(tokens(k, language))) for k in key_points]
+    points = [(k, wanted) for k, wanted in points if wanted]
+    if not points and not usable:
+        return None
+    opening = "no accepted answer in it" if usable else "no accepted answer to match"
+    if not points:
+        best = f1(text, usable, language) or 0.0
+        if best < ANSWER_MATCHED_F1:
+            return f"{opening}; best token F1 {best:.2f}"
+        missing = [_numbers(tokens(r, language)) - set(have) for r in usable]
+        if all(missing):
+            lacking = ", ".join(sorted(min(missing, key=len)))
+            return f"{opening}; token F1 {best:.2f}, but its number {lacking} is not in it"
+        return None
+    counts = Counter(have)
+    for number, (key_point, wanted) in enumerate(points, start=1):
+        found, total = sum((wanted & counts).values()), sum(wanted.values())
+        shown = key_point if len(key_point) <= 60 else key_point[:57] + "..."
+        if found < KEY_POINT_COVERED * total:
+            return f"{opening}; key point {number} of {len(points)} ({shown}): {found} of {total} tokens in the answer"
+        if missing := _numbers(wanted) - counts.keys():
+            return (f"{opening}; key point {number} of {len(points)} ({shown}): its number "
+                    f"{', '.join(sorted(missing))} is not in the answer")
+    return None
+
+
+def _numbers(wanted: Iterable[str]) -> set[str]:
+    """Return the tokens that hold a digit: an amount, a date, a version, a code. A different number is a
+    different fact, however many of the other tokens match."""
+    return {t for t in wanted if any(ch.isdigit() for ch in t)}
+
+
 # -- refusals ---------------------------------------------------------------------------------------
 
 MAX_REFUSAL_TOKENS = {"en": 60, "zh": 100}  # a longer answer is an answer, whatever its opening says

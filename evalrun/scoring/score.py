@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from curate import (
+    CurateError,
     EvalItem,
     InputError,
     ReleaseManifest,
@@ -36,11 +37,22 @@ from curate import (
     retrieval_qrels,
 )
 from evalrun.metrics import retrieval_metrics
-from evalrun.records import SCORES, SUMMARY, ItemScores, RunSummary, Trace, TraceRecord, read_run, trace_from, unknown_keys
+from evalrun.records import (
+    SCORES,
+    SUMMARY,
+    ItemScores,
+    RunSummary,
+    Trace,
+    TraceRecord,
+    judge_difference,
+    read_run,
+    trace_from,
+    unknown_keys,
+)
 from evalrun.scoring.generation import METRICS as GENERATION
-from evalrun.scoring.generation import ChunkIds, score_judged
+from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
-from evalrun.scoring.lexical import lexical_scores
+from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
 from evalrun.scoring.summary import RETRIEVAL, summarize
 
@@ -135,6 +147,9 @@ class _Scorer:
             self._problem(row, "unknown chunk id", f"unknown chunk ids: {', '.join(missing[:5])}")
         if trace.error:
             self._problem(row, "system error", f"system reported: {trace.error[:120]}")
+        if trace.usage.problem:
+            self._problem(row, "invalid usage",
+                          f"usage left out of the system's tokens and cost: {trace.usage.problem}")
         row.values["success"] = 0.0 if failure or trace.error else 1.0
         apart = excluded_evidence(item, self.known, self.excluded)
         if apart:
@@ -224,6 +239,23 @@ class _Scorer:
                     for metric in RETRIEVAL:
                         self.rows[item_id].unscored[f"{layer}/{metric}@{k}"] = reason
 
+    def attribute_lexically(self, items: list[EvalItem]) -> None:
+        """Attribute generation_miss by string match where no judge decided whether the answer is correct:
+        an answered item whose evidence all reached the context, and whose answer holds no accepted answer
+        and misses a key point (`lexical_miss`). Kept apart in `lexical_attribution`, with why: a lexical
+        verdict is not a judged one. Hallucination needs a judge: never attributed here."""
+        for item in items:
+            row, trace = self.rows[item.id], self.answered.get(item.id)
+            if (trace is None or item.id not in self.evidence_in_context or "generation/correctness" in row.values
+                    or "generation_miss" in row.attribution):
+                continue
+            cited = ChunkIds({p.chunk_id for p in trace.context or []} | set(trace.citations), self.known)
+            why = lexical_miss(trace.answer, answers=references(item), key_points=[k.text for k in item.key_points],
+                               language=item.language, known_ids=cited)
+            if why:
+                row.attribution.append("generation_miss")
+                row.lexical_attribution["generation_miss"] = why
+
     def exclude_failed(self) -> None:
         """--exclude-errors: every metric of a failed item becomes unscored with the reason."""
         for row in self.rows.values():
@@ -246,6 +278,10 @@ def score_run(workspace: Workspace, folder: Path,
     """
     run = read_run(folder)
     manifest = run.manifest
+    judge_now = configured_judge(workspace)
+    if changed := judge_difference(manifest.judge, judge_now):   # the manifest and summary name one judge
+        raise CurateError(f"{folder} is scored by the judge its manifest names, and the judge configured now "
+                          f"differs ({changed}): configure that judge again, or run into a new --out")
     if release is None:
         release = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
     items = release[1]
@@ -255,7 +291,7 @@ def score_run(workspace: Workspace, folder: Path,
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
     judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
-                         manifest.settings.judge_repeats)
+                         manifest.settings.judge_repeats, problems=scorer.problems)
     for item in items:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):
@@ -267,6 +303,7 @@ def score_run(workspace: Workspace, folder: Path,
             for name in GENERATION:
                 if name not in row.values:
                     row.unscored.setdefault(name, "target failed: no answer to judge")
+    scorer.attribute_lexically(items)
     if manifest.settings.exclude_errors:
         scorer.exclude_failed()
     ordered = [scorer.rows[i.id] for i in items]

@@ -55,7 +55,8 @@ def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> di
 
 
 def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[float] = ()) -> EndToEnd:
-    """Return latency per stage, the system's tokens and its cost (from the traces, else the prices);
+    """Return latency per stage, the system's tokens and its cost (from the traces, else the prices), over
+    the traces whose usage can be counted (the others are counted apart, `usage_left_out`);
     `failed_ms`: how long the calls that failed took (timeouts included), reported as their own stage
     so that the system's latency neither hides nor mixes them."""
     stages: dict[str, list[float]] = {}
@@ -63,10 +64,14 @@ def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[
         stages["failed calls"] = list(failed_ms)
     tokens: Counter = Counter()
     cost = 0.0
+    left_out = 0
     settings = manifest.settings
     for trace in traces.values():
         for stage, ms in trace.latency_ms.items():
             stages.setdefault(stage, []).append(ms)
+        if trace.usage.problem:   # named in the item's problems; a negative or NaN cost is in no sum
+            left_out += 1
+            continue
         tokens["prompt_tokens"] += trace.usage.prompt_tokens
         tokens["completion_tokens"] += trace.usage.completion_tokens
         if trace.usage.cost is not None:
@@ -75,7 +80,7 @@ def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[
             cost += (trace.usage.prompt_tokens * settings.price_input
                      + trace.usage.completion_tokens * settings.price_output) / 1e6
     return EndToEnd(latency_ms={stage: percentiles(v) for stage, v in sorted(stages.items())},
-                    system_tokens=dict(tokens), system_cost=cost if cost else None)
+                    system_tokens=dict(tokens), system_cost=cost if cost else None, usage_left_out=left_out)
 
 
 def context_loss(rows: list[ItemScores], ks) -> dict[str, float]:
@@ -128,4 +133,5 @@ def summarize(rows: list[ItemScores], items: list[EvalItem], traces: dict[str, T
                for label in sorted(set(apart.values()))},
         metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest, failed_ms),
         attribution=dict(Counter(a for row in rows for a in row.attribution)),
+        attribution_lexical=dict(Counter(a for row in rows for a in row.lexical_attribution)),
         layers={"retrieval": "scored", "generation": None})

@@ -75,12 +75,15 @@ class LlamaServer:
 
 class ScriptedServer:
     """An instant OpenAI-compatible server answering from `reply(messages) -> content` (with
-    `with_headers`, `reply(messages, headers)`: a server that echoes what it was sent)."""
+    `with_headers`, `reply(messages, headers)`: a server that echoes what it was sent); `usage` is the
+    reply's usage object as sent (anything JSON can carry, NaN too: a judge may send it), or
+    `usage(messages)` returns it."""
 
-    def __init__(self, reply, delay: float = 0.0, with_headers: bool = False):
+    def __init__(self, reply, delay: float = 0.0, with_headers: bool = False, usage=None):
         self.reply = reply
         self.with_headers = with_headers
         self.delay = delay
+        self.usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15} if usage is None else usage
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -111,7 +114,7 @@ class ScriptedServer:
                     payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                                "choices": [{"index": 0, "finish_reason": "stop",
                                             "message": {"role": "assistant", "content": content}}],
-                               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                               "usage": outer.usage(body["messages"]) if callable(outer.usage) else outer.usage}
                     data = json.dumps(payload).encode("utf-8")
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

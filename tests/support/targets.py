@@ -51,3 +51,17 @@ def ranked(question: str) -> dict:
     """Returns the ranking the test put in RANKINGS; the context is its first three."""
     ranking = RANKINGS.get(question, [])
     return {"candidates": ranking, "context": ranking[:3], "answer": "an answer"}
+
+
+ANSWERS: dict[str, str] = {}
+CUT: set[str] = set()
+
+
+def answering(question: str) -> dict:
+    """Retrieves the gold chunks, all of them in the context unless the question is in CUT (then none),
+    and answers ANSWERS[question]; refuses a question without gold."""
+    gold = GOLD.get(question, [])
+    if not gold:
+        return {"candidates": [DISTRACTOR], "context": [], "answer": None, "refused": True}
+    return {"candidates": gold + [DISTRACTOR], "context": [] if question in CUT else gold,
+            "answer": ANSWERS.get(question, "an answer")}

@@ -76,6 +76,8 @@ class Outcome:
         return next((v.output.reason for v in self.verdicts if v.output is not None), self.unscored or "")
 
 
+SHOWN_PROBLEMS = 20  # usage problems kept in the record (all are counted)
+
 # Texts shown to the judge are cut, so one long chunk cannot overflow a small model's context.
 MAX_PASSAGE = 1500
 MAX_PROMPT_TEXT = 6000
@@ -173,6 +175,8 @@ def check_consistency(workspace: Workspace, *, dataset: str, config: JudgeConfig
                 if item.status != "needs_rewrite" or item.status_history[-1].reason != reason:
                     item.set_status("needs_rewrite", reason, by="curate check-consistency")
         stats = judge.stats
+        usage_problems = [f"{o.task.item_id} ({o.task.check}, {o.task.label}): {v.usage_problem}"
+                          for o in outcomes for v in o.verdicts if v.usage_problem]
         chosen = [i for i in items if i.status not in UNRELEASED_STATUSES]
         unscored = sum(report.unscored.values())
         outcome = "findings" if report.flagged or report.unstable else "incomplete" if unscored else "clean"
@@ -183,7 +187,8 @@ def check_consistency(workspace: Workspace, *, dataset: str, config: JudgeConfig
             counts={"flagged": len(report.flagged), "unstable": len(report.unstable), "unscored": unscored},
             settings={"repeat": repeat, "k": k},
             usage=JudgeUsage(requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
-                             completion_tokens=stats.completion_tokens, cost_usd=stats.cost))
+                             completion_tokens=stats.completion_tokens, cost_usd=stats.cost,
+                             usage_left_out=stats.usage_left_out, usage_problems=usage_problems[:SHOWN_PROBLEMS]))
         meta.checks.consistency = report.record
         store.save(meta, items)
         return report

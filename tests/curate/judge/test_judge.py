@@ -13,7 +13,7 @@ from curate.judge.client import Judge, openai_transport, reason_kind
 from curate.judge.config import JudgeConfig, resolve
 from curate.release import release
 
-from tests.support.processes import wait_until
+from tests.support.processes import PATIENCE, wait_until   # PATIENCE: a busy machine answers slowly
 from tests.support.servers import LlamaServer, ScriptedServer
 
 
@@ -198,7 +198,7 @@ def test_the_key_never_reaches_a_file(handbook, scripted, monkeypatch, tmp_path)
 # -- the real HTTP path: llama.cpp's server with SmolLM2 -------------------------------------------
 
 def _small(server, **kwargs) -> JudgeConfig:
-    return JudgeConfig(base_url=server.base_url, model="smollm2", max_tokens=80, timeout=60, **kwargs)
+    return JudgeConfig(base_url=server.base_url, model="smollm2", max_tokens=80, timeout=PATIENCE, **kwargs)
 
 
 def test_real_server_answers_in_json_mode_then_the_cache_answers(handbook, llama):
@@ -287,3 +287,38 @@ def test_the_response_models_are_built_before_judge_threads_parse_at_once():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-800:]
     assert done.stdout.split() == ["['MockCoreSchema',", "'MockCoreSchema']", "['dict',", "'dict']"]
+
+
+def test_a_usage_that_is_no_token_count_is_left_out_named_never_summed(handbook):
+    # NaN in the judge's usage was an internal error (exit 3): the cache entry could not hold it
+    nan = ScriptedServer(_verdict_for, usage={"prompt_tokens": float("nan"), "completion_tokens": 5})
+    try:
+        result = handbook("check-consistency", "--dataset", "faq", "--judge-base-url", nan.base_url,
+                          "--judge-model", "judge", code=1)
+    finally:
+        nan.close()
+    assert result.stdout.startswith("faq: 5 items, 11 checks x 1: 2 items flagged, 0 unstable, 0 checks unscored")
+    assert "11 requests, 0 from cache, 0 retries, 0+0 tokens" in result.stdout
+    assert ("11 judge replies reported a usage that is no token count, left out of the tokens and cost above (the "
+            "verdicts stand): t-1 (answers_question, answer): the judge's usage left out: prompt_tokens nan is not a "
+            "whole number;") in " ".join(result.stdout.split())
+
+    def usage(messages):   # the questions about t-2 report a negative count and text; the others are sound
+        text = messages[-1]["content"]
+        if "upstream timeout" in text:
+            return {"prompt_tokens": -25, "completion_tokens": "five"}
+        return {"prompt_tokens": 10, "completion_tokens": 5}
+
+    mixed = ScriptedServer(_verdict_for, usage=usage)
+    try:
+        report = check_consistency(handbook.workspace, dataset="faq", config=_config(mixed, model="other",
+                                                                                      prices={"other": (1.0, 2.0)}))
+    finally:
+        mixed.close()
+    stats, usage_record = report.judge.stats, report.record.usage
+    t2 = [p for p in usage_record.usage_problems if p.startswith("t-2 ")]
+    assert stats.usage_left_out == usage_record.usage_left_out == len(t2) == 2   # t-2's two questions
+    assert t2[0] == ("t-2 (answers_question, answer): the judge's usage left out: prompt_tokens -25 is negative; "
+                     "completion_tokens 'five' is not a number")
+    assert (stats.prompt_tokens, stats.completion_tokens) == (10 * 9, 5 * 9)     # the 9 sound replies only
+    assert stats.cost == pytest.approx((90 * 1.0 + 45 * 2.0) / 1_000_000)

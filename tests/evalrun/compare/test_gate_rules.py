@@ -4,6 +4,8 @@ known."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -11,7 +13,7 @@ from curate import InputError, init_workspace
 from evalrun.cli.main import cli as evalrun_cli
 from evalrun.compare.comparison import compare_runs, scored_run
 from evalrun.compare.gate import apply_gate, parse_gate
-from tests.evalrun.compare.test_compare import make_run
+from tests.evalrun.compare.test_compare import hits, make_run
 
 GATE = """\
 [gate]
@@ -94,8 +96,11 @@ def test_an_oracle_context_run_is_never_the_new_side_of_a_gate(tmp_path, base):
 
 @pytest.mark.parametrize(("text", "message"), [
     ('[gate]\nguard = ["x"]\nmax_latency_p95_rise = "a lot"\n',
-     ("gate.toml:3: field 'gate.max_latency_p95_rise': Input should be a valid number, unable to parse string as a "
-     "number")),
+     "gate.toml:3: field 'gate.max_latency_p95_rise': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nalpha = "0.05"\n', "gate.toml:3: field 'gate.alpha': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nalpha = true\n', "gate.toml:3: field 'gate.alpha': Input should be a valid number"),
+    ('[gate]\nguard = ["x"]\nrequire_controlled = "no"\n',
+     "gate.toml:3: field 'gate.require_controlled': Input should be a valid boolean"),
     ('[gate]\nguard = ["x"]\nguards = ["y"]\n', "gate.toml:3: field 'gate.guards': unknown field"),
     ('[gate]\nguard = ["x"]\nalpha = = 1\n', None),
     ('[other]\nx = 1\n', "gate.toml: field 'gate': no [gate] table (see `evalrun compare --help`)"),
@@ -163,3 +168,110 @@ def test_on_runs_from_one_distribution_the_gate_fails_no_more_often_than_its_err
         new = scored_run(make_run(tmp_path / f"N{n}", values(rng, hit=0.35)))
         caught += not apply_gate(rules, compare_runs(base, new, resamples=2000), "gate.toml").passed
     assert caught >= 8, caught
+
+
+# -- rules that can never fail ---------------------------------------------------------------------------------
+
+def test_a_guard_on_a_subset_too_small_to_reach_alpha_fails_as_a_weak_rule(tmp_path):
+    # 3 items, 2 of them lost: McNemar p = 2 x (1/2)^2 = 0.5; on 3 pairs no p-value goes below
+    # 2 / 2^3 = 0.25, so this guard could never have failed whatever NEW did.
+    base, new = make_run(tmp_path / "base", hits("111")), make_run(tmp_path / "new", hits("001"))
+    gate = tmp_path / "g.toml"
+    gate.write_text('[gate]\nguard = ["context/hit_rate@1"]\n')
+    args = ["compare", str(base), str(new), "--workspace", str(tmp_path / "nowhere"), "--gate", str(gate)]
+    runner = CliRunner(mix_stderr=False)
+    result = runner.invoke(evalrun_cli, args)
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    lines = result.stdout.splitlines()
+    assert lines[-3] == f"gate ({gate}): FAILED, 1 of 1 rules"
+    assert lines[-2].startswith("failed: guard context/hit_rate@1 on all: 1.000 -> 0.333 (-0.667")
+    assert lines[-2].endswith("cannot fail (a weak rule; --allow-weak-rules lets it pass)")
+    assert lines[-1] == ("weak rule: guard context/hit_rate@1 on all cannot fail: on 3 pairs the smallest "
+                         "p-value mcnemar_exact can give is 0.25, not below alpha 0.05")
+    allowed = runner.invoke(evalrun_cli, args + ["--allow-weak-rules"])
+    assert allowed.exit_code == 0, (allowed.stdout, allowed.stderr)
+    assert allowed.stdout.splitlines()[-2:] == [
+        f"gate ({gate}): passed, 1 rules held (1 of them could not have failed: --allow-weak-rules)", lines[-1]]
+    data = json.loads(runner.invoke(evalrun_cli, args + ["--json"]).stdout)
+    assert data["gate"]["passed"] is False and data["gate"]["weak"] == [lines[-1].removeprefix("weak rule: ")]
+    alone = runner.invoke(evalrun_cli, ["compare", str(base), str(new), "--allow-weak-rules"])
+    assert alone.exit_code == 2 and "--allow-weak-rules loosens --gate" in alone.stderr
+
+
+def test_a_guarded_metric_worse_on_every_item_fails_even_where_no_p_value_could_say_so(tmp_path):
+    from curate import EvalItem
+    items = [EvalItem(id=f"i{k:02d}", question="q?", answerable=True, language="en", source="human",
+                      difficulty="hard" if k < 3 else "easy") for k in range(30)]
+    base = make_run(tmp_path / "base", hits("1" * 30))
+    new = make_run(tmp_path / "new", hits("000" + "1" * 27))   # every hard item lost: p = 2 / 2^3, not significant
+    comparison = compare_runs(scored_run(base), scored_run(new), items=items)
+    rules = parse_gate('[gate]\nguard = ["context/hit_rate@1"]\nguard_subsets = ["difficulty=hard"]\n', "g.toml")
+    result = apply_gate(rules, comparison, "g.toml", allow_weak_rules=True)
+    assert not result.passed
+    assert result.failed[0].startswith("guard context/hit_rate@1 on difficulty=hard: 1.000 -> 0.000 (-1.000")
+    assert result.failed[0].endswith("p 0.25 Holm) worse on every one of its 3 pairs")
+    # a continuous metric on 2 items, both a little lower: the same
+    base = make_run(tmp_path / "b2", {"a": {"lexical/f1": 0.8}, "b": {"lexical/f1": 0.6}})
+    new = make_run(tmp_path / "n2", {"a": {"lexical/f1": 0.7}, "b": {"lexical/f1": 0.5}})
+    rules = parse_gate('[gate]\nguard = ["lexical/f1"]\n', "g.toml")
+    result = apply_gate(rules, compare_runs(scored_run(base), scored_run(new)), "g.toml", allow_weak_rules=True)
+    assert result.failed and result.failed[0].endswith("worse on every one of its 2 pairs")
+
+
+def test_the_correction_over_the_gates_rows_decides_whether_a_guard_can_fail(tmp_path):
+    # 6 items: one guard can reach 2 / 2^6 = 0.03125 < 0.05; two guards cannot (Holm: 2 x 0.03125 = 0.0625)
+    values = {f"i{k}": {"context/hit_rate@1": 1.0, "context/hit_rate@5": 1.0} for k in range(6)}
+    new_values = {f"i{k}": {"context/hit_rate@1": float(k > 0), "context/hit_rate@5": 1.0} for k in range(6)}
+    comparison = compare_runs(scored_run(make_run(tmp_path / "b", values)),
+                              scored_run(make_run(tmp_path / "n", new_values)))
+    one = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@1"]\n', "g"), comparison, "g")
+    assert one.passed and one.weak == []
+    two = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@*"]\n', "g"), comparison, "g")
+    assert not two.passed
+    assert two.weak == ["guard context/hit_rate@1 on all cannot fail: on 6 pairs the smallest p-value mcnemar_exact "
+                        "can give is 0.0312, x 2 rows of the gate (Holm) = 0.0625, not below alpha 0.05",
+                        "guard context/hit_rate@5 on all cannot fail: on 6 pairs the smallest p-value mcnemar_exact "
+                        "can give is 0.0312, x 2 rows of the gate (Holm) = 0.0625, not below alpha 0.05"]
+    # one glob named twice is still one row of the family
+    twice = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@1", "context/hit_rate@1"]\n'
+                                  'guard_subsets = ["all", "all"]\n', "g"), comparison, "g")
+    assert twice.passed and twice.weak == [] and len(twice.checked) == 1
+
+
+def test_an_improve_rule_that_cannot_be_met_says_so(tmp_path):
+    base = make_run(tmp_path / "b", hits("000"))
+    new = make_run(tmp_path / "n", hits("111"))
+    result = apply_gate(parse_gate('[gate]\nimprove = ["context/hit_rate@1"]\n', "g"),
+                        compare_runs(scored_run(base), scored_run(new)), "g")
+    assert len(result.failed) == 1 and result.failed[0].startswith("improve context/hit_rate@1 on all: 0.000 -> 1.000")
+    assert result.failed[0].endswith("n 3, p 0.25 Holm) did not improve significantly (it cannot: on 3 pairs the "
+                                     "smallest p-value mcnemar_exact can give is 0.25, not below alpha 0.05)")
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ("alpha = 1e-300", "alpha 1e-300 is below 0.0001: the sign-flip test never gives a p-value under 1/(1 + 10000 "
+                       "resamples), so a guard of a continuous metric could never fail"),
+    ("alpha = nan", "Input should be a finite number"),
+    ("alpha = 0.9", "alpha 0.9 is above 0.5: a difference no larger than chance makes would count as significant, and "
+                    "an improve rule would pass on noise"),
+    ("max_latency_p95_rise = inf", "a limit of inf can never fail: give a finite rise (0.2 = 20%), or leave the "
+                                   "rule out"),
+    ("max_latency_p95_rise = -inf", "a limit of -inf can never fail: give a finite rise (0.2 = 20%), or leave the "
+                                    "rule out"),
+    ("max_cost_per_item_rise = nan", "a limit of nan can never fail: give a finite rise (0.2 = 20%), or leave the "
+                                     "rule out"),
+    ("max_cost_per_item_rise = -0.1", "-0.1 is negative: this is the largest rise allowed (0 = no rise at all)"),
+    ("max_cost_per_item_rise = 1e300", "1e+300 allows a 1e+300-fold rise and cannot fail in practice: at most 100, "
+                                       "or leave the rule out"),
+])
+def test_a_gate_rule_that_can_never_fail_is_refused_with_its_line(line, says):
+    with pytest.raises(InputError) as raised:
+        parse_gate(f'[gate]\nguard = ["x"]\n{line}\n', "gate.toml")
+    key = line.split(" =")[0]
+    assert str(raised.value) == f"gate.toml:3: field 'gate.{key}': {says}"
+
+
+def test_a_gate_file_with_a_byte_order_mark_is_read(tmp_path, base):
+    new = make_run(tmp_path / "new", _values(0, 0.01), p95=110.0, cost=3.2)
+    result = _gate(tmp_path, base, new, text="\ufeff" + GATE)
+    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 4 rules held"

@@ -107,3 +107,58 @@ def test_an_unknown_subset_is_refused_naming_the_closest_and_the_known_ones(tmp_
             assert result.stderr == (f"error: field 'subset': no run here has a subset {subset!r}: {hint}these runs "
                                      "have all, difficulty=hard, tag=billing\n")
     assert "2 runs of d on difficulty=hard" in _history(runs, "--metric", HIT, "--subset", "difficulty=hard").stdout
+
+
+def _alerts(result) -> list[str]:
+    return [line.removeprefix("ALERT: ") for line in result.stdout.splitlines() if line.startswith("ALERT")]
+
+
+def test_an_unscored_newest_run_is_an_alert_never_looked_past(tmp_path):
+    runs = tmp_path / "runs"
+    _run(runs, "a", 1, 40)
+    _run(runs, "b", 2, 40)
+    newest = _run(runs, "c", 3, 10)          # a big loss, but the run was killed before it was scored
+    (newest / "summary.json").unlink()
+    (newest / "scores.jsonl").unlink()
+    result = _history(runs, "--metric", HIT, "--alert", "--workspace", tmp_path / "nowhere", code=1)
+    assert _alerts(result) == [f"the newest run {newest} (started 2026-12-03T00:00:00Z) is not scored, so the latest "
+                               f"scored run {runs / 'b'} is not the newest: {newest} has not been scored yet (no "
+                               f"summary.json): `evalrun run --resume --out {newest}`"]
+    assert f"skipped run folder {newest}: " in result.stdout
+    # an unscored run of another dataset in the same folder is not this history's newest
+    manifest = json.loads((newest / "manifest.json").read_text())
+    (newest / "manifest.json").write_text(json.dumps({**manifest, "dataset": "other"}))
+    assert "no alert" in _history(runs, "--metric", HIT, "--alert", "--workspace", tmp_path / "nowhere").stdout
+    (newest / "manifest.json").write_text(json.dumps(manifest))
+    # an unscored run older than the latest scored one is named, not an alert
+    (newest / "manifest.json").write_text((newest / "manifest.json").read_text().replace("2026-12-03", "2026-11-03"))
+    result = _history(runs, "--metric", HIT, "--alert", "--workspace", tmp_path / "nowhere")
+    assert "no alert" in result.stdout and f"skipped run folder {newest}: " in result.stdout
+
+
+def test_a_run_folder_that_cannot_be_read_is_an_alert(tmp_path):
+    runs = tmp_path / "runs"
+    _run(runs, "a", 1, 40)
+    _run(runs, "b", 2, 40)
+    broken = _run(runs, "c", 3, 40)
+    (broken / "manifest.json").write_text("{ damaged")
+    result = _history(runs, "--alert", "--json", "--workspace", tmp_path / "nowhere", code=1)
+    data = json.loads(result.stdout)
+    assert data["skipped"][0]["folder"] == str(broken) and data["skipped"][0]["started_at"] is None
+    assert len(data["alerts"]) == 1
+    assert data["alerts"][0].startswith(f"run folder {broken} cannot be read, so it may be the newest run: "
+                                        f"{broken / 'manifest.json'}")
+
+
+def test_a_metric_the_latest_run_could_not_score_is_an_alert(tmp_path):
+    runs = tmp_path / "runs"
+    _run(runs, "a", 1, 40)
+    values = {f"i{k:02d}": {HIT: 1.0} for k in range(40)}
+    judge_down = {f"i{k:02d}": {"lexical/f1": "judge endpoint not reachable"} for k in range(40)}
+    latest = make_run(runs / "b", values, unscored=judge_down, started="2026-12-02T00:00:00Z", target="b")
+    result = _history(runs, "--alert", "--metric", "lexical/f1", "--workspace", tmp_path / "nowhere", code=1)
+    assert _alerts(result) == [f"lexical/f1 on all: the latest run {latest} scored no item of it (40 judge endpoint "
+                               f"not reachable)"]
+    gone = make_run(runs / "c", values, started="2026-12-03T00:00:00Z", target="c")  # lexical/f1 is not in it at all
+    result = _history(runs, "--alert", "--workspace", tmp_path / "nowhere", code=1)
+    assert _alerts(result) == [f"lexical/f1: the latest run {gone} does not have it"]

@@ -13,6 +13,7 @@ from evalrun.scoring.generation_prompts import GENERATION
 from evalrun.records import Trace
 
 from tests.support.servers import ScriptedServer
+from tests.support.processes import PATIENCE   # a busy machine answers slowly: a safety net, not a limit
 
 CHUNKS = {"kb#1": "LG-4031 means the session token expired.", "kb#2": "Tokens last one hour.",
           "kb#3": "Admins can reset passwords in the console.", "kb#9": "Unrelated passage about billing."}
@@ -250,7 +251,7 @@ def test_repeats_through_a_real_model_are_asked_anew_and_measured(tmp_path, llam
     counted over whatever the model said (at temperature 0 a local server may well agree with itself)."""
     from evalrun.records import ItemScores
     from evalrun.scoring.generation import judge_agreement
-    config = JudgeConfig(base_url=llama.base_url, model="smollm2", max_tokens=80, timeout=60, concurrency=2)
+    config = JudgeConfig(base_url=llama.base_url, model="smollm2", max_tokens=80, timeout=PATIENCE, concurrency=2)
     items = {"a": _item("a", ["The token expired."])}
     traces = {"a": _trace("a", "LG-4031 means the token expired.")}
     judge = Judge(config, tmp_path / "cache")
