@@ -7,14 +7,11 @@ The public API, for users and for evalrun (which imports curate through this mod
   the check records, ... and `evidence_groups`, the one rule of what counts as one piece of evidence;
 - the stores: `SnapshotStore` (KB snapshots), `DatasetStore` (drafts), `Releases` and `load_release`;
 - the judge: `Judge`, `JudgeConfig`, `resolve_judge`, `PromptSet`, `verdict_model`;
-- the pieces a command line over curate shares: `ToolGroup`, `root_options`, `workspace_of`,
-  `console`, `table`, `progress`, atomic writers and JSONL readers;
+- atomic writers, JSONL readers and `progress` bars;
 - keeping keys out of files: `check_base_url` (a URL that carries credentials is refused);
 - the errors: `CurateError` and its kinds.
 """
 
-from curate.cli.base import CONTEXT, EXIT_FINDINGS, EXIT_INTERNAL, ToolGroup, root_options, workspace_of
-from curate.cli.display import console, short, table
 from curate.credentials import check_base_url
 from curate.dataset import DatasetStore, items_digest, parse_ref
 from curate.errors import (
@@ -68,14 +65,14 @@ from curate.version import __version__
 from curate.workspace import Workspace, find_workspace, init_workspace
 
 __all__ = [
-    "Busy", "CONTEXT", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EXIT_FINDINGS", "EXIT_INTERNAL",
+    "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", 
     "EvalItem", "Evidence", "EvidenceGroup", "InputError", "IntegrityError", "InvalidRecords", "Judge",
     "JudgeConfig", "JudgeUsage", "LeakageCheck", "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest",
-    "Releases", "SchemaVersionError", "SnapshotStore", "ToolGroup", "Verdict", "VerdictOutput", "VersionedRecord",
+    "Releases", "SchemaVersionError", "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord",
     "Workspace", "WorkspaceError", "__version__", "atomic_directory", "atomic_write_bytes", "atomic_write_json",
-    "check_base_url", "console", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
+    "check_base_url", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
-    "read_text", "resolve_judge", "retrieval_qrels", "root_options", "sentence_spans", "short", "table", "verdict_model",
-    "workspace_of", "writing",
+    "read_text", "resolve_judge", "retrieval_qrels", "sentence_spans", "verdict_model",
+    "writing",
     "checked_cost", "checked_tokens", "loads_toml", "read_toml",
 ]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from curate import EXIT_FINDINGS, InputError, WorkspaceError, console, table, workspace_of
+from curate import InputError, WorkspaceError
+from curate.cli import EXIT_FINDINGS, console, table, workspace_of
 from evalrun.cli.run import WORKSPACE
 from evalrun.views import format_summary
 from evalrun.compare.comparable import check_comparable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from curate import CONTEXT, ToolGroup, root_options
+from curate.cli import CONTEXT, ToolGroup, root_options
 from evalrun.cli import compare, report, run, show
 from evalrun.version import __version__
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from curate import workspace_of
+from curate.cli import workspace_of
 from evalrun.cli.run import WORKSPACE
 from evalrun.report import write_report
 

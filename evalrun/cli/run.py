@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from curate import CurateError, InputError, Releases, load_release, parse_ref, workspace_of
+from curate import CurateError, InputError, Releases, load_release, parse_ref
+from curate.cli import workspace_of
 from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
 from evalrun.runner import run

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from curate import InputError, console, table
+from curate import InputError
+from curate.cli import console, table
 from evalrun.records import RunSummary, scored_run
 from evalrun.views import (
     ATTRIBUTIONS,
