@@ -87,3 +87,37 @@ def test_folding_is_normalising_then_dropping(text):
     """One canonical form under both levels: fold(normalize(x)) == fold(x), squeezed or not."""
     assert fold(normalize(text)) == fold(text) == fold(canonical(text))
     assert fold(squeeze_spaces(*normalize_with_map(text))[0]) == fold(text)
+
+
+def _normalize_one_by_one(text):
+    """normalize_with_map's rule, a character at a time (the reference its fast runs must equal)."""
+    from curate.text.normalize import _CJK_CONTEXT, _canonical_char
+    out, index, space_at, last_cjk = [], [], None, False
+    for position, char in enumerate(text):
+        if char.isspace():
+            space_at = position if space_at is None else space_at
+            continue
+        cjk = not char.isascii() and bool(_CJK_CONTEXT.match(char))
+        if space_at is not None and not (cjk or last_cjk):
+            out.append(" ")
+            index.append(space_at)
+        space_at = None
+        for piece in _canonical_char(char):
+            if not piece.isspace():
+                out.append(piece)
+                index.append(position)
+        last_cjk = cjk
+    if space_at is not None and not last_cjk:
+        out.append(" ")
+        index.append(space_at)
+    return "".join(out), index + [len(text)]
+
+
+def test_taking_runs_whole_is_taking_characters_one_by_one():
+    import random
+    rng = random.Random(5)
+    alphabet = "aZ9 .,\t\n\u3000\u00a0大桥于，。：“”ＡＢ１２－—ﾊﾟ\u00a8\x00ǅß℃%+#ﬁ①"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        norm, index = normalize_with_map(text)
+        assert (norm, list(index)) == _normalize_one_by_one(text), repr(text)
