@@ -83,7 +83,8 @@ def test_quote_location_and_leakage_folding_share_one_canonical_form(monkeypatch
         return real(text)
     monkeypatch.setattr(text_normalize, "canonical", spy)
     assert _segmented().by_text("大桥于2018年10月23日开通").located_by == "normalized"
-    assert "港" in seen                                          # the corpus, normalised character by character
+    # the corpus's marks go through it; ideographs and ASCII are their own canonical form (test_normalize)
+    assert {"。", "．", "“", "–"} <= set(seen)
     seen.clear()
     find.fold("Fed rate hike 2024？")
     assert seen == ["Fed rate hike 2024？"]

@@ -121,3 +121,9 @@ def test_taking_runs_whole_is_taking_characters_one_by_one():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
         norm, index = normalize_with_map(text)
         assert (norm, list(index)) == _normalize_one_by_one(text), repr(text)
+
+
+def test_ideographs_and_printable_ascii_are_their_own_canonical_form():
+    """What lets normalize_with_map take their runs whole, without canonical()."""
+    assert all(canonical(chr(c)) == chr(c) for c in range(0x4E00, 0xA000))
+    assert all(canonical(chr(c)) == chr(c).lower() for c in range(0x21, 0x7F))
