@@ -280,7 +280,7 @@ class Locator:
             slots = [corpus.slots[doc_id]]
         else:
             slots = [corpus.slots[c.chunk_id] for c in self._by_doc.get(doc_id, ())]
-        best, best_at = None, 0
+        best, best_bounds = None, (0, 0)
         for slot in slots:
             a, b = form.bounds(slot)
             if b - a < len(target):
@@ -288,8 +288,33 @@ class Locator:
             alignment = fuzz.partial_ratio_alignment(target, form.text[a:b],
                                                      score_cutoff=max(self.min_score, best.score if best else 0))
             if alignment is not None and (best is None or alignment.score > best.score):
-                best, best_at = alignment, a
+                best, best_bounds = alignment, (a, b)
         if best is None:
             return None
-        key, start, end = corpus.span_of(form, best_at + best.dest_start, best_at + best.dest_end)
-        return self._to_location(key, start, end, "fuzzy", round(best.score, 1))
+        a, b = best_bounds
+        start, end, score = _widest_best(target, form.text[a:b], best.dest_start, best.dest_end, best.score)
+        key, start, end = corpus.span_of(form, a + start, a + end)
+        return self._to_location(key, start, end, "fuzzy", round(score, 1))
+
+
+def _widest_best(target: str, text: str, start: int, end: int, score: float) -> tuple[int, int, float]:
+    """Return (start, end, score) of the span of `text` around [start, end) whose fuzz.ratio with
+    `target` is highest.
+
+    partial_ratio's window is exactly as long as the target, but the copy in the text is longer
+    where the target lost characters ("rejectd with eror UP-413." against "rejected with error
+    UP-413."): its window then drops a character at one end, and "UP-41" would read as another code.
+    Each end moves by at most the insertions and deletions the score allows, the end first, then the
+    start, then the end again; a tie keeps the span found first.
+    """
+    slack = math.ceil(2 * len(target) * (100 - score) / 100) + 1
+    best = (fuzz.ratio(target, text[start:end]), start, end)
+    for moving in ("end", "start", "end"):
+        _, a, b = best
+        spans = ([(a, e) for e in range(max(a + 1, b - slack), min(len(text), b + slack) + 1)] if moving == "end"
+                 else [(s, b) for s in range(max(0, a - slack), min(b - 1, a + slack) + 1)])
+        for s, e in spans:
+            ratio = fuzz.ratio(target, text[s:e], score_cutoff=best[0])
+            if ratio > best[0]:
+                best = (ratio, s, e)
+    return best[1], best[2], best[0]
