@@ -54,6 +54,7 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/leakage.py
+	$(BIN)/python benchmarks/locate_quotes.py
 	$(BIN)/python benchmarks/paraphrase_zh.py
 	$(BIN)/python benchmarks/leakage_natural.py
 	$(BIN)/python benchmarks/paraphrase_faq.py

@@ -51,6 +51,7 @@ from curate.dataset import DatasetStore
 from curate.kb import SnapshotStore, sha256_text
 from curate.kb.documents import chunk_documents
 from curate.records import ChunkerSettings, DatasetMeta, Document, EvalItem, Evidence
+from curate.text.sentences import sentence_spans
 from curate.workspace import init_workspace
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,7 +62,6 @@ SEED = 20240618
 CHUNK_SIZE = 200
 TARGETS = {"cold_s_max": 60.0, "warm_s_max": 5.0, "peak_rss_mb_max": 1024.0}
 _NUMBER = re.compile(r"\d+")
-_SENTENCE_END = re.compile(r"[。！？；]+[”’」』）)]*")
 
 
 # -- the benchmark's data --------------------------------------------------------------------------------
@@ -86,10 +86,9 @@ def edition(text: str, r: int) -> str:
 
 
 def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """Return the span of the sentence(s) of `text` holding [start, end)."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    following = _SENTENCE_END.search(text, end)
-    return left, following.end() if following else len(text)
+    """Return the span of the sentence(s) of `text` holding [start, end), as the SQuAD reader takes them."""
+    inside = [(a, b) for a, b in sentence_spans(text) if a < end and b > start]
+    return (min(start, inside[0][0]), max(end, inside[-1][1])) if inside else (start, end)
 
 
 def build_kb(paragraphs: list[dict], chunks_wanted: int) -> tuple[list[Document], list]:

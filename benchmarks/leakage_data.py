@@ -43,7 +43,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from curate.text.sentences import trim_span
+from curate.text.sentences import sentence_spans, trim_span
 from curate.index.ngrams import NgramIndex
 from curate.kb import sha256_text
 from curate.records import Chunk, EvalItem, Evidence
@@ -61,7 +61,6 @@ KINDS = ("exact", "width_punct", "words_inserted", "partial_copy", "qa_pair", "l
 PREFIXES = ("请问", "我想知道", "想问一下", "你知道", "能否告诉我")
 INSERTS = ("的", "了", "呢", "那个", "其实", "究竟", "到底", "具体", "大概", "就是", "一下", "当时", "一般来说", "请问")
 TWIN_MIN = 0.85
-_SENTENCE_END = re.compile(r"[。！？!?；;]+[”’」』）)]*|\n+")
 
 
 # -- data ------------------------------------------------------------------------------------------------
@@ -84,18 +83,6 @@ def load_paragraphs(folder: Path) -> list[dict]:
         else:
             print(f"note: {path} not found; skipping it")
     return paragraphs
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """Return the (start, end) of each sentence of `text` (ending punctuation and closing quotes kept)."""
-    spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        if match.end() > start:
-            spans.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return spans
 
 
 def locate(context: str, answer: str, start: int) -> tuple[int, int] | None:
@@ -214,7 +201,7 @@ def build(paragraphs: list[dict], rng: random.Random) -> dict:
     para_sentences = []
     for k, p in enumerate(paragraphs):
         context = p["context"]
-        spans = sentences(context)
+        spans = sentence_spans(context)
         para_sentences.append(spans)
         for qa in p["qas"]:
             located = [locate(context, a["text"], a["answer_start"]) for a in qa["answers"]]

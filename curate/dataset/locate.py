@@ -1,21 +1,37 @@
 """Locate evidence in a KB snapshot: by chunk id, by source span, or by quoted text
-(exact, then equal after normalisation, then fuzzy with rapidfuzz)."""
+(exact, then equal after normalisation, then fuzzy with rapidfuzz).
+
+Normalisation (curate.text.normalize) makes width, case, full stops, quotes and dashes one and
+ignores white space next to CJK characters and punctuation; a quote that holds CJK is compared with
+no white space at all, one space between two digits aside (a Chinese quote copied without the spaces
+its corpus was segmented with, or the other way round). The fuzzy pass compares the same forms,
+after a character n-gram prefilter that leaves out only the texts on which the fuzzy score cannot
+reach `min_score` (see `_Form.candidates`): a quote found nowhere costs milliseconds, not a
+partial_ratio over every document.
+"""
 
 from __future__ import annotations
 
 import bisect
+import math
+from array import array
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
+import numpy as np
+from rapidfuzz import fuzz
 
+from curate.index.ngrams import GramPositions
 from curate.records import Chunk, Document, Evidence
-from curate.text.normalize import normalize_with_map
+from curate.text.normalize import holds_cjk, normalize_with_map, squeeze_spaces
 from curate.text.salient import salient_difference
 
 _SEPARATOR = "\x00"
 NOT_FOUND = "its text is not in the snapshot (exact, normalised or fuzzy)"
+# Gram length of the fuzzy prefilter: 3 characters are far rarer than 2 in English (fewer texts to
+# align) and still leave a bound that rules most texts out (4 would leave too weak a bound).
+PREFILTER_N = 3
 
 
 @dataclass
@@ -33,15 +49,63 @@ class Location:
 
 
 @dataclass
+class _Form:
+    """The joined texts in one normalised form, with the map back to joined offsets."""
+
+    text: str
+    index: array                 # normalised position -> joined position; index[len] = len(joined)
+    starts: list[int]            # where each text begins in `text`
+    squeezed: bool
+    _grams: GramPositions | None = None
+
+    @classmethod
+    def build(cls, joined: str, offsets: Sequence[int], squeezed: bool) -> _Form:
+        text, index = normalize_with_map(joined)
+        if squeezed:
+            text, index = squeeze_spaces(text, index)
+        return cls(text, index, [bisect.bisect_left(index, offset) for offset in offsets], squeezed)
+
+    def prepare(self, quote: str) -> str:
+        """Return `quote` in this form."""
+        text, index = normalize_with_map(quote)
+        return (squeeze_spaces(text, index)[0] if self.squeezed else text).strip()
+
+    def bounds(self, slot: int) -> tuple[int, int]:
+        """Return [start, end) of text `slot` in the form, without the separator after it."""
+        end = self.starts[slot + 1] - 1 if slot + 1 < len(self.starts) else len(self.text)
+        return self.starts[slot], end
+
+    def candidates(self, target: str, min_score: float) -> Sequence[int]:
+        """Return, in order, the slots of the texts on which partial_ratio(target, text) may reach
+        `min_score`.
+
+        partial_ratio scores the best window w of the text, |w| <= |target| = m, as
+        100 * (1 - d / (m + |w|)), d the characters inserted and deleted to turn one into the other;
+        a score >= min_score needs d <= 2m(1 - min_score/100). Each insertion or deletion breaks at
+        most PREFILTER_N of the target's m - PREFILTER_N + 1 grams, so w still holds at least
+        (m - PREFILTER_N + 1) - PREFILTER_N * d of them, all starting within m - PREFILTER_N + 1
+        characters: a text with no such stretch cannot score min_score, and only those are left out.
+        """
+        edits = math.floor(2 * len(target) * (100 - min_score) / 100)
+        width = len(target) - PREFILTER_N + 1
+        at_least = width - PREFILTER_N * edits
+        if at_least < 1 or len(self.text) >= 1 << 32:
+            return range(len(self.starts))       # no bound to use: every text is aligned
+        if self._grams is None:
+            self._grams = GramPositions.build(self.text, n=PREFILTER_N)
+        dense = self._grams.dense(target, width, at_least)
+        return np.unique(np.searchsorted(self.starts, dense, side="right") - 1).tolist()
+
+
+@dataclass
 class _Corpus:
     """Texts joined by a separator, so one str.find searches them all."""
 
     keys: list[str]
     offsets: list[int]
     joined: str
-    norm: str | None = None
-    norm_map: object = None
     slots: dict[str, int] = field(default_factory=dict)
+    forms: dict[bool, _Form] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slots = {key: slot for slot, key in enumerate(self.keys)}
@@ -56,10 +120,26 @@ class _Corpus:
             position += len(text) + 1
         return cls(keys, offsets, _SEPARATOR.join(parts))
 
+    def form(self, squeezed: bool) -> _Form:
+        """Return the corpus normalised, its white space squeezed out or not (built once)."""
+        if squeezed not in self.forms:
+            self.forms[squeezed] = _Form.build(self.joined, self.offsets, squeezed)
+        return self.forms[squeezed]
+
     def where(self, position: int) -> tuple[str, int]:
         """Return (key, offset within that text) of a position in the joined text."""
         slot = bisect.bisect_right(self.offsets, position) - 1
         return self.keys[slot], position - self.offsets[slot]
+
+    def span_of(self, form: _Form, start: int, end: int) -> tuple[str, int, int]:
+        """Return (key, start, end) in original offsets of the normalised span [start, end)."""
+        while start < end and form.text[start] == " ":
+            start += 1
+        while end > start and form.text[end - 1] == " ":
+            end -= 1
+        first, last = form.index[start], form.index[end - 1] + 1
+        key, offset = self.where(first)
+        return key, offset, offset + (last - first)
 
     def find(self, needle: str, key: str | None = None) -> tuple[str, int, int] | None:
         """Return (key, start, end) of the first exact occurrence, optionally within one text."""
@@ -75,25 +155,17 @@ class _Corpus:
         return found_key, offset, offset + len(needle)
 
     def find_normalized(self, needle: str, key: str | None = None) -> tuple[str, int, int] | None:
-        """Return (key, start, end) in original offsets of a match after normalisation."""
-        if self.norm is None:
-            self.norm, self.norm_map = normalize_with_map(self.joined)
-        target = normalize_with_map(needle)[0].strip()
+        """Return (key, start, end) in original offsets of a match after normalisation (white space
+        squeezed out when the needle holds CJK)."""
+        form = self.form(squeezed=holds_cjk(needle))
+        target = form.prepare(needle)
         if not target:
             return None
-        lo, hi = 0, len(self.norm)
-        if key is not None:
-            slot = self.slots[key]
-            lo = bisect.bisect_left(self.norm_map, self.offsets[slot])
-            if slot + 1 < len(self.offsets):
-                hi = bisect.bisect_left(self.norm_map, self.offsets[slot + 1])
-        hit = self.norm.find(target, lo, hi)
+        lo, hi = (0, len(form.text)) if key is None else form.bounds(self.slots[key])
+        hit = form.text.find(target, lo, hi)
         if hit < 0:
             return None
-        start = self.norm_map[hit]
-        end = self.norm_map[hit + len(target) - 1] + 1
-        found_key, offset = self.where(start)
-        return found_key, offset, offset + (end - start)
+        return self.span_of(form, hit, hit + len(target))
 
 
 class Locator:
@@ -197,21 +269,57 @@ class Locator:
         return Location(chunk.doc_id, None, None, text, holders, method, score)
 
     def _fuzzy(self, quote: str, doc_id: str | None) -> Location | None:
-        if self.documents:
-            pool = {d: self.documents[d].text for d in ([doc_id] if doc_id else self.documents)}
+        """Return the best partial_ratio alignment (>= min_score) of the normalised quote within one
+        normalised text (the texts at least as long as it: shorter ones would align backwards)."""
+        corpus = self._corpus
+        form = corpus.form(squeezed=holds_cjk(quote))
+        target = form.prepare(quote)
+        if not target:
+            return None
+        if doc_id is None:
+            slots: Sequence[int] = form.candidates(target, self.min_score)
+        elif self.documents:
+            slots = [corpus.slots[doc_id]]
         else:
-            pool = {c.chunk_id: c.text for c in self.chunks.values() if doc_id in (None, c.doc_id)}
-        # partial_ratio aligns the shorter string inside the longer; texts shorter than the
-        # quote would align backwards, so they are left out.
-        choices = {k: t for k, t in pool.items() if len(t) >= len(quote)}
-        best = process.extractOne(quote, choices, scorer=fuzz.partial_ratio, score_cutoff=self.min_score)
+            slots = [corpus.slots[c.chunk_id] for c in self._by_doc.get(doc_id, ())]
+        best, best_bounds = None, (0, 0)
+        for slot in slots:
+            a, b = form.bounds(slot)
+            if b - a < len(target):
+                continue
+            alignment = fuzz.partial_ratio_alignment(target, form.text[a:b],
+                                                     score_cutoff=max(self.min_score, best.score if best else 0))
+            if alignment is not None and (best is None or alignment.score > best.score):
+                best, best_bounds = alignment, (a, b)
         if best is None:
             return None
-        _, _, key = best
-        alignment = fuzz.partial_ratio_alignment(quote, choices[key], score_cutoff=self.min_score)
-        if alignment is None:
-            return None
-        return self._to_location(key, alignment.dest_start, alignment.dest_end, "fuzzy", round(alignment.score, 1))
+        a, b = best_bounds
+        start, end, score = _widest_best(target, form.text[a:b], best.dest_start, best.dest_end, best.score)
+        key, start, end = corpus.span_of(form, a + start, a + end)
+        return self._to_location(key, start, end, "fuzzy", round(score, 1))
+
+
+def _widest_best(target: str, text: str, start: int, end: int, score: float) -> tuple[int, int, float]:
+    """Return (start, end, score) of the span of `text` around [start, end) whose fuzz.ratio with
+    `target` is highest.
+
+    partial_ratio's window is exactly as long as the target, but the copy in the text is longer
+    where the target lost characters ("rejectd with eror UP-413." against "rejected with error
+    UP-413."): its window then drops a character at one end, and "UP-41" would read as another code.
+    Each end moves by at most the insertions and deletions the score allows, the end first, then the
+    start, then the end again; a tie keeps the span found first.
+    """
+    slack = math.ceil(2 * len(target) * (100 - score) / 100) + 1
+    best = (fuzz.ratio(target, text[start:end]), start, end)
+    for moving in ("end", "start", "end"):
+        _, a, b = best
+        spans = ([(a, e) for e in range(max(a + 1, b - slack), min(len(text), b + slack) + 1)] if moving == "end"
+                 else [(s, b) for s in range(max(0, a - slack), min(b - 1, a + slack) + 1)])
+        for s, e in spans:
+            ratio = fuzz.ratio(target, text[s:e], score_cutoff=best[0])
+            if ratio > best[0]:
+                best = (ratio, s, e)
+    return best[1], best[2], best[0]
 
 
 def changed_fact(quote: str, found: Location) -> str | None:

@@ -1,12 +1,14 @@
-"""A character n-gram index over folded texts, in numpy: works for Chinese and English alike.
+"""Character n-gram indexes in numpy: work for Chinese and English alike.
 
-Each (gram, text) pair is one sorted 64-bit key: 40 bits of the gram's hash, 24 bits of the
-text's position. Looking a gram up is a binary search; a collision costs only an extra
-candidate, which verification then drops.
+`NgramIndex` (over folded texts): each (gram, text) pair is one sorted 64-bit key, 40 bits of the
+gram's hash over 24 bits of the text's position. `GramPositions` (over one long text): each gram
+occurrence is one sorted key, 32 bits of the hash over 32 bits of where it starts. Looking a gram up
+is a binary search; a collision costs only an extra candidate, which verification then drops.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -100,3 +102,78 @@ class NgramIndex:
         found, share = found[keep], share[keep]
         order = np.argsort(-share, kind="stable")[:limit]
         return [(int(found[i]), float(share[i])) for i in order]
+
+
+POSITION_BITS = 32
+# Share of a dense-stretch bound that GramPositions.dense may give up to skip the query's most common
+# grams ("the", "ion", "的是"): a quarter keeps nearly all the pruning for a third of the work.
+COMMON_SHARE = 0.25
+_POSITION_MASK = np.uint64((1 << POSITION_BITS) - 1)
+
+
+class GramPositions:
+    """Where each n-gram of one text starts: sorted keys, 32 bits of the gram's hash over 32 bits of
+    its position (texts up to 4G characters)."""
+
+    def __init__(self, keys: np.ndarray, n: int = N):
+        self.keys = keys
+        self.n = n
+
+    @classmethod
+    def build(cls, text: str, n: int = N) -> GramPositions:
+        """Return the positions of every n-gram of `text`."""
+        if len(text) >= 1 << POSITION_BITS:
+            raise ValueError(f"at most {(1 << POSITION_BITS) - 1} characters per index")
+        hashes = gram_hashes(_codes(text), n) >> np.uint64(40 - POSITION_BITS)
+        return cls(np.sort((hashes << np.uint64(POSITION_BITS)) | np.arange(len(hashes), dtype=np.uint64)), n)
+
+    def dense(self, query: str, width: int, at_least: int) -> np.ndarray:
+        """Return, sorted, the positions p (each where one of the query's grams starts) for which the
+        grams starting within [p, p + width) may hold `at_least` (>= 1) of the query's grams, each
+        gram counted at most as often as the query holds it.
+
+        Lossless: for every stretch [s, s + width) that holds that many, the first of the query's
+        grams in it (at most `width` after s) is returned; a position is left out only when the
+        capped count from it is surely below `at_least`. That count is bounded from above by all the
+        occurrences of the query's grams in the stretch, less those whose c-th earlier occurrence of
+        the same gram lies in the stretch's first half-width (c being the query's count of it): those
+        cannot be among the first c of their gram in the stretch. The query's most common grams are
+        not looked up at all while that lowers `at_least` by at most COMMON_SHARE: a gram left out
+        adds at most its query count c to the capped count, so `at_least` is lowered by c.
+
+        >>> index = GramPositions.build("xxabcdxxxxabxxcd", n=2)
+        >>> index.dense("abcd", width=3, at_least=3).tolist(), index.dense("abcd", width=3, at_least=2).tolist()
+        ([2], [2, 3])
+        >>> GramPositions.build("abababab", n=2).dense("abx", width=4, at_least=2).tolist()  # "ab" counts once
+        []
+        """
+        if at_least < 1:
+            raise ValueError(f"at_least must be at least 1, got {at_least}")
+        grams, counts = np.unique(gram_hashes(_codes(query), self.n) >> np.uint64(40 - POSITION_BITS),
+                                  return_counts=True)
+        lo = np.searchsorted(self.keys, grams << np.uint64(POSITION_BITS))
+        hi = np.searchsorted(self.keys, (grams + np.uint64(1)) << np.uint64(POSITION_BITS))
+        common_first = np.argsort(lo - hi, kind="stable")
+        floor = max(1, math.ceil(at_least * (1 - COMMON_SHARE)))
+        skipped = 0
+        while skipped < len(common_first) and at_least - counts[common_first[skipped]] >= floor:
+            at_least -= int(counts[common_first[skipped]])
+            skipped += 1
+        half = width // 2
+        occurrences, repeats = [], []
+        for a, b, count in zip(lo[common_first[skipped:]], hi[common_first[skipped:]], counts[common_first[skipped:]]):
+            if b <= a:
+                continue
+            at = (self.keys[a:b] & _POSITION_MASK).astype(np.int64)    # sorted: keys are (gram, position)
+            occurrences.append(at)
+            if len(at) > count:
+                earlier = at[:-count]                                  # the count-th earlier occurrence
+                repeats.append(earlier[at[count:] - earlier <= half])
+        if not occurrences:
+            return np.zeros(0, dtype=np.int64)
+        starts = np.sort(np.concatenate(occurrences))
+        inside = np.searchsorted(starts, starts + width) - np.arange(len(starts))
+        if repeats:
+            earlier = np.sort(np.concatenate(repeats))
+            inside -= np.searchsorted(earlier, starts + half) - np.searchsorted(earlier, starts)
+        return starts[inside >= at_least]

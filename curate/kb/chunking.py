@@ -2,7 +2,8 @@
 
 Two chunkers: fixed windows with overlap, and a structure-aware one that keeps
 headings with their section, packs whole paragraphs, and splits long paragraphs
-at sentence ends (Chinese 。！？； as well as .!?;).
+at sentence ends (curate.text.sentences: Chinese 。！？； and English ends, not after
+abbreviations, initials or inside numbers).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Claims: an answer split into sentences, with the inline citations each claim carries.
 
-Where a sentence ends (`answer_sentence_spans`):
-
-* Chinese rules first, as `curate.text.sentences.sentence_spans` has them: a sentence ends at
-  。！？； (closing quotes and brackets stay with it), at ASCII ! or ? right before a Chinese
-  character, and at a line break.
-* Inside each piece, English sentence ends come from sentencex (Wikimedia's rule-based segmenter),
-  so abbreviations, initials and numbers do not end a sentence: "U.S.", "e.g.", "i.e.", "Dr.",
-  "No. 5", "9 a.m.", "J. R. R. Tolkien", "3.5", "v2.0.1", "10.0.0.1", URLs and file names.
-  A semicolon followed by white space still ends a claim, as before, and a bare list number
-  ("1.", "2)") stays with the sentence it numbers. Inline citations are masked while splitting,
-  so an id such as ``kb.md#2`` never ends a sentence.
+Where a sentence ends is curate's one rule (`curate.text.sentences.sentence_spans`, also the chunker's,
+the SQuAD reader's and the leakage check's): Chinese 。！？；, English ends by sentencex's rules (so "U.S.",
+"e.g.", "Dr.", "9 a.m.", "3.5", "v2.0.1" and URLs do not end a claim), "; " and line breaks. Inline
+citations are masked while splitting, so an id such as ``kb.md#2`` never ends a sentence.
 
 Citation rule (kept simple on purpose):
 
@@ -33,14 +26,10 @@ import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
-from sentencex import get_sentence_boundaries
+from curate import sentence_spans
 
 MIN_CLAIM_CHARS = 4
 _MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]|【([^【】\n]{1,200})】")
-# Ends no English rule may undo: curate's Chinese ends, ! or ? before a Chinese character, line breaks.
-_HARD_END = re.compile(r"[。！？；][”’」』）)\"'\]]*|[!?]+[”’\"')\]]*(?=[\u3400-\u9fff])|\n")
-_SEMICOLON_END = re.compile(r";+[”’\"')\]]*(?=\s)")
-_LIST_NUMBER = re.compile(r"\(?\d{1,3}[.)]")
 
 
 @dataclass
@@ -69,53 +58,6 @@ def citation_markers(answer: str, known: Iterable[str] | Container[str]) -> list
             if chunk_id in known:
                 found.append((match.start(), match.end(), chunk_id))
     return found
-
-
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-def _english_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Return the sentences of text[start:end] by sentencex's English rules, then at "; "."""
-    spans = []
-    for bound in get_sentence_boundaries("en", text[start:end]):
-        a, b = start + bound["start_index"], start + bound["end_index"]
-        for match in _SEMICOLON_END.finditer(text, a, b):
-            spans.append((a, match.end()))
-            a = match.end()
-        spans.append((a, b))
-    return spans
-
-
-def answer_sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Return (start, end) of each sentence of an answer, white space trimmed (rules: module docstring).
-
-    >>> s = "错误码 LG-4031 表示令牌过期。The U.S. team, e.g. Dr. Li, fixed v2.0.1 at 9 a.m. today. 请重新登录！"
-    >>> [s[a:b] for a, b in answer_sentence_spans(s)]
-    ['错误码 LG-4031 表示令牌过期。', 'The U.S. team, e.g. Dr. Li, fixed v2.0.1 at 9 a.m. today.', '请重新登录！']
-    """
-    pieces, position = [], 0
-    for match in _HARD_END.finditer(text):
-        pieces.append((position, match.end()))
-        position = match.end()
-    pieces.append((position, len(text)))
-    spans: list[tuple[int, int]] = []
-    for start, end in pieces:
-        numbered = False  # the last span was a bare list number: the next sentence joins it
-        for a, b in _english_spans(text, start, end):
-            a, b = _trimmed(text, a, b)
-            if a == b:
-                continue
-            if numbered:
-                spans[-1] = (spans[-1][0], b)
-            else:
-                spans.append((a, b))
-            numbered = bool(_LIST_NUMBER.fullmatch(text, *spans[-1]))
-    return spans
 
 
 def _masked(answer: str, markers: list[tuple[int, int, str]]) -> str:
@@ -149,7 +91,7 @@ def split_claims(answer: str, known_ids: Iterable[str] | Container[str] = ()) ->
     [('The token lasts one hour.', ['a#1'])]
     """
     markers = citation_markers(answer, known_ids)
-    spans = answer_sentence_spans(_masked(answer, markers))
+    spans = sentence_spans(_masked(answer, markers))
     raw: list[tuple[str, list[str]]] = []
     for a, b in spans:
         inside = [m for m in markers if a <= m[0] < b]

@@ -37,7 +37,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Container, Iterable
 
-from evalrun.scoring.claims import answer_sentence_spans, strip_markers
+from curate import sentence_spans
+from evalrun.scoring.claims import strip_markers
 
 METRICS = ("lexical/exact_match", "lexical/f1", "lexical/key_point_coverage")
 
@@ -361,7 +362,7 @@ def refusal_phrase(answer: str | None, language: str | None) -> str | None:
     limit = MAX_REFUSAL_TOKENS["zh" if chinese else "en"]
     if len(cmrc_tokens(answer) if chinese else squad_normalize(answer).split()) > limit:
         return None
-    spans = answer_sentence_spans(answer)
+    spans = sentence_spans(answer)
     opening = _normal_for_phrases(answer[spans[0][0]:spans[0][1]] if spans else answer)
     found = []
     for lang in (("zh", "en") if chinese else ("en", "zh")):
