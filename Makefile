@@ -66,6 +66,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/evalrun_overhead.py
 	$(BIN)/python benchmarks/scoring_speed.py
 	$(BIN)/python benchmarks/report_speed.py
+	$(BIN)/python benchmarks/compare_speed.py
+	$(BIN)/python benchmarks/add_failures.py
+	$(BIN)/python benchmarks/pii_masking.py
 
 clean:
 	rm -rf $(VENV) demo-workspace
