@@ -9,7 +9,7 @@ import click
 from curate.annotate.pull import pull, status
 from curate.annotate.push import DEFAULT_STATUSES, push
 from curate.cli import annotate_users
-from curate.cli.base import workspace_of
+from curate.cli.base import CommandGroup, workspace_of
 from curate.cli.display import console, table
 from curate.records import STATUSES
 
@@ -17,7 +17,7 @@ API_URL = click.option("--api-url", envvar="ARGILLA_API_URL", help="Argilla URL 
                        "read from ARGILLA_API_KEY.")
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def annotate() -> None:
     """Label evidence in Argilla: serve a local Argilla, push items, pull labels, see progress."""
 

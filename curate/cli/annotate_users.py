@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from curate.annotate.users import ROLES, add_user, list_users, remove_user
+from curate.cli.base import CommandGroup
 from curate.cli.display import console, table
 
 API_URL = click.option("--api-url", envvar="ARGILLA_API_URL", help="Argilla URL (env ARGILLA_API_URL); an owner's key "
                        "is read from ARGILLA_API_KEY.")
 
 
-@click.group("users")
+@click.group("users", cls=CommandGroup)
 def users() -> None:
     """Add, list and remove the people who label in Argilla (the local server or a deployment)."""
 

@@ -8,6 +8,7 @@ line, and the traceback with --debug or CURATE_DEBUG=1).
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -33,12 +34,50 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split("\n")).strip()
 
 
-class ToolGroup(click.Group):
-    """A root command group whose errors reach the user as one line each (traceback with --debug)."""
+class CommandGroup(click.Group):
+    """A group of commands that answers a mistyped command with the names it is close to."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command '{name}'. Did you mean {' or '.join(repr(c) for c in close)}?")
+        return super().resolve_command(ctx, args)
+
+
+def _to_root(ctx: click.Context, param: click.Parameter, value):
+    """Hand a root option given after a subcommand to the root command (where it is read)."""
+    if value not in (None, False):
+        ctx.find_root().params[param.name] = value
+    return value
+
+
+def _spread_root_options(group: click.Group, root_params: list[click.Parameter]) -> None:
+    """Let every command under `group` take the root's options too (hidden: the root's --help says
+    so), unless it has an option of that name itself."""
+    for command in group.commands.values():
+        taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+        for param in root_params:
+            if isinstance(param, click.Option) and not taken & set(param.opts):
+                command.params.append(click.Option(
+                    param.opts, type=param.type, is_flag=param.is_flag, hidden=True, expose_value=False,
+                    callback=_to_root, **({"default": False} if param.is_flag else {}),
+                    help=param.help))
+        if isinstance(command, click.Group):
+            _spread_root_options(command, root_params)
+
+
+class ToolGroup(CommandGroup):
+    """A root command group whose errors reach the user as one line each (traceback with --debug), and
+    whose options (--workspace, --debug) may also follow the subcommand: `curate kb show X --debug`."""
 
     def main(self, *args, **kwargs):
         """Run the command line; click's own errors (a missing option, a bad value) are one line too."""
         kwargs.pop("standalone_mode", None)
+        if not getattr(self, "_spread", False):
+            _spread_root_options(self, [p for p in self.params if p.name in ROOT_OPTIONS])
+            self._spread = True
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.exceptions.Exit as exc:
@@ -93,12 +132,17 @@ class ToolGroup(click.Group):
             ctx.exit(EXIT_INTERNAL)
 
 
+ROOT_OPTIONS = ("workspace", "debug")
+
+
 def root_options(command):
-    """Add the options every root command takes: --workspace and --debug."""
-    command = click.option("--debug", is_flag=True, help="Show tracebacks (also CURATE_DEBUG=1).")(command)
+    """Add the options every root command takes, before or after its subcommand: --workspace and --debug."""
+    command = click.option("--debug", is_flag=True, help="Show tracebacks (also CURATE_DEBUG=1); before or "
+                           "after the subcommand.")(command)
     return click.option("--workspace", "-w", type=click.Path(file_okay=False, path_type=Path),
                         envvar="CURATE_WORKSPACE",
-                        help="Workspace folder (default: the nearest folder with curate.toml, from here up).")(command)
+                        help="Workspace folder (default: the nearest folder with curate.toml, from here up); "
+                        "before or after the subcommand.")(command)
 
 
 def workspace_of(ctx: click.Context, explicit: Path | None = None) -> Workspace:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from curate.cli.base import workspace_of
+from curate.cli.base import CommandGroup, workspace_of
 from curate.cli.display import console, report_skipped, table
 from curate.kb import SnapshotStore, import_chunks, ingest
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def kb() -> None:
     """Knowledge-base snapshots: ingest documents, import production chunks, list, show."""
 
