@@ -336,7 +336,8 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         if report.chunk_groups is not None:
             counts["chunk_groups"] = len(report.chunk_groups)
         meta.checks.duplicates = DuplicatesCheck(
-            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
+            kb_snapshot=meta.kb_snapshot,
+            items_sha256=items_digest([i for i in items if i.status not in UNRELEASED_STATUSES], ignore=DuplicatesCheck.IGNORES),
             outcome="findings" if report.unresolved else "incomplete" if report.incomplete else "clean",
             counts=counts, settings={"fuzzy_min": fuzzy_min, "near_min": near_min, **used.settings()})
         store.save(meta, items)

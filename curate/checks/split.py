@@ -99,7 +99,8 @@ def split(workspace: Workspace, *, dataset: str, test_fraction: float = 0.5, see
             report.counts.setdefault(_stratum(item), Counter())[item.split] += 1
         report.counts = {k: dict(v) for k, v in sorted(report.counts.items())}
         meta.checks.split = SplitCheck(
-            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(i for i in items if i.status not in UNRELEASED_STATUSES),
+            kb_snapshot=meta.kb_snapshot,
+            items_sha256=items_digest([i for i in items if i.status not in UNRELEASED_STATUSES], ignore=SplitCheck.IGNORES),
             outcome="incomplete" if used.degraded else "clean", units=report.units,
             counts=dict(Counter(i.split for i in pool)),
             settings={"seed": seed, "test_fraction": test_fraction, "reassign": reassign,

@@ -30,6 +30,30 @@ def init(directory: Path, **settings: str) -> None:
     """Create a workspace (curate.toml, kb/, datasets/) in DIRECTORY."""
     workspace = init_workspace(directory, **settings)
     click.echo(f"created workspace {workspace.root} ({workspace.config_path.name})")
+    click.echo("next, in this order (docs/tutorials/first-release.md goes through them):")
+    for step in next_steps(directory, settings.get("default_kb")):
+        click.echo(f"  {step}")
+
+
+def next_steps(directory: Path, kb: str | None) -> list[str]:
+    """Return the commands that take a new workspace to a first release, in an order that works.
+
+    >>> next_steps(Path("hr-eval"), "hr")[:2]
+    ['cd hr-eval', 'curate kb ingest DOCS_FOLDER --name hr     # your documents: .md, .txt, .jsonl']
+    """
+    name = kb or "KB"
+    dataset = kb or "DATASET"
+    steps = [] if directory.resolve() == Path.cwd().resolve() else [f"cd {directory}"]
+    return steps + [
+        f"curate kb ingest DOCS_FOLDER --name {name}     # your documents: .md, .txt, .jsonl",
+        f"curate import QUESTIONS.jsonl --dataset {dataset} --source human",
+        f"curate check-dups --dataset {dataset} --kb",
+        f"curate grade --dataset {dataset}",
+        f"curate split --dataset {dataset} --seed 1",
+        f"curate check-leakage --dataset {dataset}",
+        f"curate release --dataset {dataset} -m \"First release\"",
+        f"evalrun run --dataset {dataset}@v1 --target MODULE:FUNCTION --out runs/first",
+    ]
 
 
 @click.command("import")

@@ -3,6 +3,6 @@ remapping evidence onto another snapshot."""
 
 from curate.dataset.importer import import_items
 from curate.dataset.remap import remap
-from curate.dataset.store import DatasetStore, check_name, items_digest, parse_ref
+from curate.dataset.store import DatasetStore, check_current, check_name, items_digest, parse_ref
 
-__all__ = ["DatasetStore", "check_name", "import_items", "items_digest", "parse_ref", "remap"]
+__all__ = ["DatasetStore", "check_current", "check_name", "import_items", "items_digest", "parse_ref", "remap"]

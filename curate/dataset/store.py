@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_write_bytes, dumps_json, jsonl_bytes, read_text, sha256_bytes
 from curate.locks import writing
 from curate.records import DatasetMeta, EvalItem
+from curate.records.checks import CheckRecord
 from curate.records.base import read_jsonl
 from curate.workspace import Workspace
 
@@ -111,9 +112,20 @@ class DatasetStore:
         return DatasetMeta(name=check_name(name)), []
 
 
-def items_digest(items: Iterable[EvalItem]) -> str:
-    """Return a sha256 of the items' content, in id order: a check stays current while it matches."""
+def items_digest(items: Iterable[EvalItem], ignore: Collection[str] = ()) -> str:
+    """Return a sha256 of the items' content, in id order, leaving out the fields in `ignore` (those
+    a check does not read, its record's IGNORES): a check stays current while it matches."""
     digest = hashlib.sha256()
     for item in sorted(items, key=lambda i: i.id):
-        digest.update(dumps_json(item.content()).encode("utf-8") + b"\n")
+        content = {k: v for k, v in item.content().items() if k not in ignore}
+        digest.update(dumps_json(content).encode("utf-8") + b"\n")
     return digest.hexdigest()
+
+
+def check_current(record: CheckRecord, items: Iterable[EvalItem]) -> bool | None:
+    """Return whether a check record saw these items (as far as it reads them), None if it kept no digest."""
+    if record.items_sha256 is None:
+        return None
+    items = list(items)
+    # a record written before checks left out the fields they do not read holds the whole digest
+    return record.items_sha256 in (items_digest(items, ignore=type(record).IGNORES), items_digest(items))

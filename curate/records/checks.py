@@ -13,7 +13,7 @@ outcome is one of three words and nothing else decides whether a check passed:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -23,13 +23,20 @@ Outcome = Literal["clean", "findings", "incomplete"]
 
 
 class CheckRecord(VersionedRecord):
-    """What one run of a check saw and found."""
+    """What one run of a check saw and found.
+
+    `IGNORES` names the item fields the check does not read: a change to them alone (a later
+    `curate grade` writing difficulties, a later `curate split` writing splits) leaves it current,
+    so the guards that do not depend on each other may run in any order."""
+
+    IGNORES: ClassVar[frozenset[str]] = frozenset()
 
     at: str = Field(default_factory=now, description="When the check ran (UTC).")
     kb_snapshot: str | None = Field(None, description="KB snapshot the check ran against.")
     items_sha256: str | None = Field(
-        None, description="sha256 of the content of the items checked, in id order; the check speaks for "
-        "a set of items only while it matches.")
+        None, description="sha256 of the content of the items checked, in id order, leaving out the fields the "
+        "check does not read (a later grade's difficulties, for all but grade a later split); the check speaks for a "
+        "set of items only while it matches.")
     settings: dict[str, Any] = Field(default_factory=dict, description="The thresholds and options it ran with.")
     outcome: Outcome = Field(description="clean, findings or incomplete (see the module docstring).")
     counts: dict[str, int] = Field(default_factory=dict, description="What it counted, by kind.")
@@ -97,6 +104,7 @@ class LeakageCheck(CheckRecord):
     left out of every release) or accepted; the outcome is `clean` when no finding is left open."""
 
     SCHEMA = 2  # 2: every finding kept, with its status
+    IGNORES: ClassVar[frozenset[str]] = frozenset({"difficulty", "tags"})   # the split it does read
     ref: str = Field(description="What was checked: NAME (the draft) or NAME@vN (a release).")
     checked: int = Field(description="Items checked.")
     items: list[str] = Field(default_factory=list, description="Ids of the items with open findings.")
@@ -127,6 +135,8 @@ class JudgeUsage(Record):
 class ConsistencyCheck(CheckRecord):
     """`curate check-consistency`: does each item hold together, by the judge's reading."""
 
+    IGNORES: ClassVar[frozenset[str]] = frozenset({"difficulty", "split", "tags"})
+
     judge: dict[str, Any] = Field(description="The judge's configuration (the key's variable name, never a key).")
     prompt_versions: dict[str, str] = Field(description="Version hash of every prompt, by 'name/language'.")
     items: int = Field(description="Items checked.")
@@ -140,9 +150,14 @@ class ConsistencyCheck(CheckRecord):
 class DuplicatesCheck(CheckRecord):
     """`curate check-dups`: clusters of alike questions, label conflicts, duplicate chunks."""
 
+    IGNORES: ClassVar[frozenset[str]] = frozenset({"difficulty", "split", "tags"})
+
 
 class SplitCheck(CheckRecord):
-    """`curate split`: the dev/test assignment (counts per side)."""
+    """`curate split`: the dev/test assignment (counts per side). A later grade leaves it current: the
+    assignment stands, though it was stratified by the difficulties of its time."""
+
+    IGNORES: ClassVar[frozenset[str]] = frozenset({"difficulty", "tags"})
 
     units: int = Field(description="Units assigned: clusters of alike questions and single items.")
 
@@ -158,7 +173,10 @@ class BalanceRecord(Record):
 
 
 class DifficultyCheck(CheckRecord):
-    """`curate grade`: measured difficulty, the mix against the target, qtype fit."""
+    """`curate grade`: measured difficulty, the mix against the target, qtype fit (none of which reads the
+    split)."""
+
+    IGNORES: ClassVar[frozenset[str]] = frozenset({"split"})
 
     assessed: int = Field(description="Items given a difficulty.")
     unmeasured: int = Field(description="Answerable items with no gold chunk to measure.")

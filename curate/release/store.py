@@ -12,7 +12,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from curate.dataset import DatasetStore, items_digest, parse_ref
+from curate.dataset import DatasetStore, check_current, parse_ref
+from curate.dataset.staleness import stale_checks
 from curate.errors import CurateError, IntegrityError, NotFound
 from curate.failures.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
@@ -119,11 +120,15 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
         for item in chosen:
             by_split.setdefault(item.split or "unassigned", []).append(item)
         guideline = workspace_guideline_version(workspace)
-        digest = items_digest(chosen)
-        # A check speaks for this release only if it saw exactly these items.
+        # A check speaks for this release only if it saw exactly these items (as far as it reads them).
         checks = meta.checks.model_copy(deep=True)
         for record in checks.present().values():
-            record.current = record.items_sha256 == digest if record.items_sha256 is not None else None
+            record.current = check_current(record, chosen)
+        if checks.leakage is not None and checks.leakage.current is False:
+            # evalrun would refuse the release: say what to run instead of writing an immutable version
+            stale = next(s for s in stale_checks(meta, draft) if s.check == "leakage")
+            raise CurateError(f"not released: {stale.line()}, then `curate release` (`evalrun run` refuses a "
+                              f"release whose leakage check saw other items)")
         parent, parent_items, skipped = _intact_parent(releases)
         changelog = changes(parent_items, chosen)
         # the production failures added since the last release, one line a month (curate add-failures)

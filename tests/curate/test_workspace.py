@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from curate.cli.main import cli
 from curate.errors import InputError, WorkspaceError
 from curate.fileio import atomic_directory, atomic_write_text
+from curate.release import Releases
 from curate.workspace import find_workspace, init_workspace
 
 
@@ -87,3 +88,24 @@ def test_atomic_directory_appears_whole_or_not_at_all(tmp_path):
     with pytest.raises(FileExistsError):
         with atomic_directory(tmp_path / "out"):
             pass
+
+
+def test_init_prints_the_next_steps_and_they_work_in_that_order(tmp_path, data_dir, monkeypatch):
+    import shlex
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner(mix_stderr=False)
+    result = runner.invoke(cli, ["init", "hr-eval", "--kb", "hr"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "next, in this order (docs/tutorials/first-release.md goes through them):"
+    steps = [line.strip() for line in lines[2:]]
+    assert steps[0] == "cd hr-eval" and steps[-1].startswith("evalrun run --dataset hr@v1 ")
+    monkeypatch.chdir(tmp_path / "hr-eval")
+    for step in steps[1:-1]:
+        args = shlex.split(step.replace("DOCS_FOLDER", str(data_dir / "docs"))
+                           .replace("QUESTIONS.jsonl", str(data_dir / "items.jsonl")), comments=True)
+        assert args[0] == "curate"
+        done = runner.invoke(cli, args[1:])
+        assert done.exit_code in (0, 1), f"{step}: {done.stderr}"
+    manifest = Releases(find_workspace(), "hr").manifest("v1")
+    assert all(record.current for record in manifest.checks.present().values())

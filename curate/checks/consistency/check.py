@@ -181,7 +181,8 @@ def check_consistency(workspace: Workspace, *, dataset: str, config: JudgeConfig
         unscored = sum(report.unscored.values())
         outcome = "findings" if report.flagged or report.unstable else "incomplete" if unscored else "clean"
         report.record = ConsistencyCheck(
-            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(chosen), outcome=outcome,
+            kb_snapshot=meta.kb_snapshot, items_sha256=items_digest(chosen, ignore=ConsistencyCheck.IGNORES),
+            outcome=outcome,
             judge=config.public(), prompt_versions=CONSISTENCY.versions(), items=len(live), tasks=len(tasks),
             flagged=sorted(report.flagged), unstable=sorted(report.unstable), unscored=dict(report.unscored),
             counts={"flagged": len(report.flagged), "unstable": len(report.unstable), "unscored": unscored},

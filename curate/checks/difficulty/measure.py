@@ -65,6 +65,7 @@ from curate.checks.difficulty.dense import DenseRanks, dense_ranks
 from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
+from curate.dataset.staleness import stale_checks
 from curate.errors import InputError
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
@@ -235,7 +236,8 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
             report.balance = _balance(items, [(g.id, g.difficulty) for g in assessed], balance, shares)
         outcome = "findings" if report.misfits else "incomplete" if report.unmeasured else "clean"
         report.record = DifficultyCheck(
-            kb_snapshot=index.snapshot_id, items_sha256=items_digest(live), outcome=outcome,
+            kb_snapshot=index.snapshot_id, items_sha256=items_digest(live, ignore=DifficultyCheck.IGNORES),
+            outcome=outcome,
             assessed=len(assessed), unmeasured=len(report.unmeasured), counts=report.overall.counts,
             by_qtype={q: m.counts for q, m in report.by_qtype.items()}, target=target,
             target_counts=report.overall.target, misfits=len(report.misfits),
@@ -245,28 +247,14 @@ def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:
                 counts=report.balance.counts, missing=report.balance.missing))
         meta.checks.difficulty = report.record
         store.save(meta, items)
-        if live and not any(i.split for i in live):
-            say(f"note: no item of '{dataset}' has a split yet; `curate split` (which stratifies by these "
-                f"difficulties) will change the items after this record: run `curate grade` again after it")
         return report
 
 
 def stale_grade(meta: DatasetMeta, items: Sequence[EvalItem]) -> str | None:
     """Return the one-line warning that a dataset's grade record no longer matches its items, or None
     while it matches (or there is none): a grade mix must never be read without it."""
-    record = meta.checks.difficulty
-    if record is None or record.items_sha256 is None:
-        return None
-    digest = items_digest(i for i in items if i.status not in UNRELEASED_STATUSES)
-    if record.items_sha256 == digest:
-        return None
-    split = meta.checks.split
-    if split is not None and split.at >= record.at and split.items_sha256 == digest:
-        cause = f"`curate split` changed them after it ({split.at})"
-    else:
-        cause = "they changed after it"
-    return (f"warning: the grade record of '{meta.name}' ({record.at}) no longer matches its items: {cause}; "
-            f"run `curate grade --dataset {meta.name}` again (a release records it as not current)")
+    stale = [s for s in stale_checks(meta, items) if s.check == "difficulty"]
+    return f"warning: {stale[0].line()} (a release records it as not current)" if stale else None
 
 
 def _balance(items: Sequence[EvalItem], pool: Sequence[tuple[str, str]], size: int,

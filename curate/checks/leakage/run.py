@@ -128,7 +128,8 @@ def check_leakage(workspace: Workspace, *, ref: str, kb: str | None = None, fix:
         report.record = LeakageCheck(
             ref=ref, kb_snapshot=index.snapshot_id,
             outcome="findings" if not report.clean else "incomplete" if used.degraded or asked.degraded else "clean",
-            items_sha256=items_digest(checked_items), checked=len(items), items=summary["items"],
+            items_sha256=items_digest(checked_items, ignore=LeakageCheck.IGNORES), checked=len(items),
+            items=summary["items"],
             counts=summary["counts"], allowed_docs=report.allowed_docs, excluded_docs=report.excluded_docs,
             findings=report.findings,
             settings={"question_min": settings.question_min, "question_min_chars": settings.question_min_chars,

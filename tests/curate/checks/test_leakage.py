@@ -8,6 +8,7 @@ from curate.checks.split import split
 from curate.dataset import DatasetStore
 from curate.dataset import import_items
 from curate.kb import ingest
+from curate.errors import CurateError
 from curate.release import release
 
 from tests.support import EXAMPLES
@@ -71,7 +72,16 @@ def test_a_check_made_before_the_items_changed_is_not_current(leaky):
     meta, items = store.load("leaky")
     items[3].reference_answer = "changed after the check"
     store.save(meta, items)
-    assert release(workspace, dataset="leaky", message="stale").checks.leakage.current is False
+    with pytest.raises(CurateError, match=r"^not released: the leakage check of 'leaky' \(.*\) no longer matches its "
+                       r"items: they changed after it; run `curate check-leakage --dataset leaky` again"):
+        release(workspace, dataset="leaky", message="stale")
+    grade_only = {"difficulty": "hard", "tags": ["graded"]}   # what leakage does not read leaves it current
+    check_leakage(workspace, ref="leaky", semantic=False)
+    meta, items = store.load("leaky")
+    for key, value in grade_only.items():
+        setattr(items[3], key, value)
+    store.save(meta, items)
+    assert release(workspace, dataset="leaky", message="graded").checks.leakage.current is True
 
 
 def test_exclude_docs_and_allow_docs(leaky):

@@ -1,3 +1,4 @@
+import itertools
 import json
 import os
 
@@ -5,10 +6,14 @@ import datasets
 import pytest
 from click.testing import CliRunner
 
+from curate.checks.difficulty import assess_difficulty
+from curate.checks.leakage import check_leakage
+from curate.checks.split import split
 from curate.dataset import DatasetStore
 from curate.errors import CurateError, IntegrityError
 from curate.release import Releases, diff, load_release, release
 from evalrun.cli.main import cli as evalrun_cli
+from evalrun.runner.gate import leakage_gate
 
 
 def _edit_item(workspace, item_id, **changes):
@@ -133,3 +138,32 @@ def test_show_summarises_draft_and_release(handbook):
     for out in (draft, shown):
         assert "5 items" in out and "answerable" in out and "language" in out
     assert "sha256" in shown
+
+
+GUARDS = {"check-leakage": lambda ws: check_leakage(ws, ref="faq", semantic=False),
+          "split": lambda ws: split(ws, dataset="faq", seed=1, semantic=False),
+          "grade": lambda ws: assess_difficulty(ws, dataset="faq", dense=False)}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(GUARDS)), ids=" ".join)
+def test_the_guards_in_any_order_give_a_release_evalrun_takes_or_say_what_to_rerun(handbook, order):
+    workspace = handbook.workspace
+    for guard in order:
+        GUARDS[guard](workspace)
+    if order.index("check-leakage") < order.index("split"):
+        # the leakage check reads the split (alike items on both sides): a split after it makes it stale
+        with pytest.raises(CurateError) as refused:
+            release(workspace, dataset="faq", message="first")
+        meta = DatasetStore(workspace).meta("faq")
+        assert str(refused.value) == (
+            f"not released: the leakage check of 'faq' ({meta.checks.leakage.at}) no longer matches its items: "
+            f"`curate split` ran after it; run `curate check-leakage --dataset faq` again, then `curate release` "
+            f"(`evalrun run` refuses a release whose leakage check saw other items)")
+        assert not Releases(workspace, "faq").versions()
+        check_leakage(workspace, ref="faq", semantic=False)
+    manifest = release(workspace, dataset="faq", message="first")
+    assert {name: record.current for name, record in manifest.checks.present().items()} == {
+        "leakage": True, "split": True, "difficulty": True}
+    manifest, items = load_release(Releases(workspace, "faq").path("v1"))
+    gate = leakage_gate(workspace, manifest, manifest.kb_snapshot, False, released={i.id for i in items})
+    assert gate.status == "clean"
