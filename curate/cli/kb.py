@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 
 import click
+from rich.cells import cell_len
 
 from curate.cli.base import CommandGroup, workspace_of
-from curate.cli.display import console, report_skipped, table
+from curate.cli.display import console, report_skipped, short, table
 from curate.kb import SnapshotStore, import_chunks, ingest
 
 
 @click.group(cls=CommandGroup)
 def kb() -> None:
-    """Knowledge-base snapshots: ingest documents, import production chunks, list, show."""
+    """Knowledge-base snapshots: ingest documents, import production chunks, list, show, read their chunks."""
 
 
 @kb.command("ingest")
@@ -82,3 +83,52 @@ def kb_show(ctx: click.Context, ref: str, as_json: bool) -> None:
             ("chunk length", f"min {lengths[0]}, median {lengths[len(lengths) // 2]}, max {lengths[-1]}"),
             ("created", manifest.created_at), ("sources", ", ".join(manifest.sources))]
     console().print(table(None, ("", ""), rows))
+
+
+@kb.command("chunks")
+@click.argument("ref")
+@click.argument("chunk_id", required=False)
+@click.option("--doc", "doc_id", metavar="DOC_ID", help="Only the chunks of this document.")
+@click.option("--json", "as_json", is_flag=True, help="Print the chunks as JSON lines (every field, the whole text).")
+@click.option("--width", type=click.IntRange(min=10), default=60, show_default=True,
+              help="Characters of each chunk's text shown in the table.")
+@click.pass_context
+def kb_chunks(ctx: click.Context, ref: str, chunk_id: str | None, doc_id: str | None, as_json: bool,
+              width: int) -> None:
+    """List a snapshot's chunks (a KB name means its newest): id, document, span, length, first characters;
+    with CHUNK_ID, print that chunk whole."""
+    store = SnapshotStore(workspace_of(ctx))
+    snapshot_id = store.resolve(ref)
+    chunks = store.select_chunks(snapshot_id, doc_id=doc_id, chunk_id=chunk_id)
+    if as_json:
+        for chunk in chunks:
+            click.echo(json.dumps(chunk.model_dump(mode="json"), ensure_ascii=False))
+        return
+    if chunk_id is not None:
+        chunk = chunks[0]
+        span = f"{chunk.start}-{chunk.end}" if chunk.start is not None else "span unknown"
+        click.echo(f"{chunk.chunk_id} ({chunk.doc_id}, characters {span}, {len(chunk.text)} long)")
+        for key, value in chunk.metadata.items():
+            click.echo(f"{key}: {value}")
+        click.echo()
+        click.echo(chunk.text)
+        return
+    rows = [(c.chunk_id, c.doc_id, f"{c.start}-{c.end}" if c.start is not None else "", len(c.text),
+             _opening(c.text, width)) for c in chunks]
+    console().print(table(None, ("chunk", "doc", "span", "length", "text"), rows))
+    click.echo(f"{len(chunks)} chunks of {snapshot_id}; `curate kb chunks {ref} CHUNK_ID` prints one whole", err=True)
+
+
+def _opening(text: str, width: int) -> str:
+    """Return the first characters of `text` on one line, at most `width` columns wide (a Chinese
+    character takes two), with an ellipsis when cut."""
+    line = short(text, len(text) + 1)
+    if cell_len(line) <= width:
+        return line
+    kept, used = [], 1
+    for char in line:
+        used += cell_len(char)
+        if used > width:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import unicodedata
@@ -142,6 +143,22 @@ class SnapshotStore:
     def chunks(self, snapshot_id: str) -> list[Chunk]:
         """Return a snapshot's chunks in order."""
         return list(_load_records(self.root / snapshot_id / "chunks.jsonl", Chunk))
+
+    def select_chunks(self, snapshot_id: str, *, doc_id: str | None = None,
+                      chunk_id: str | None = None) -> list[Chunk]:
+        """Return a snapshot's chunks in order, only those of `doc_id` and only `chunk_id` when given;
+        raise NotFound naming the closest ids when none is."""
+        chunks = self.chunks(snapshot_id)
+        for field, wanted, known in (("doc", doc_id, [c.doc_id for c in chunks]),
+                                     ("chunk", chunk_id, [c.chunk_id for c in chunks])):
+            if wanted is None:
+                continue
+            chunks = [c for c in chunks if (c.doc_id if field == "doc" else c.chunk_id) == wanted]
+            if not chunks:
+                close = difflib.get_close_matches(wanted, list(dict.fromkeys(known)), n=3, cutoff=0.5)
+                raise NotFound(f"no {field} '{wanted}' in KB snapshot {snapshot_id}"
+                               + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        return chunks
 
     def documents(self, snapshot_id: str) -> list[Document]:
         """Return a snapshot's source documents (empty for imported production chunks)."""

@@ -85,3 +85,27 @@ def test_kb_commands(curate, data_dir):
     manifest = json.loads(curate("kb", "show", "docs", "--json").stdout)
     assert manifest["snapshot_id"] == snapshot and manifest["documents"] == 2
     assert "no KB snapshot 'other'" in curate("kb", "show", "other", code=2).stderr
+
+
+def test_kb_chunks_lists_filters_and_prints_one_whole(curate, data_dir):
+    curate("kb", "ingest", data_dir / "docs", "--name", "docs", "--chunk-size", "120")
+    store = SnapshotStore(curate.workspace)
+    chunks = store.chunks(store.resolve("docs"))
+    listed = curate("kb", "chunks", "docs")
+    rows = [line.split()[0] for line in listed.stdout.splitlines()[1:]]
+    assert rows == [c.chunk_id for c in chunks]
+    assert listed.stderr.startswith(f"{len(chunks)} chunks of {store.resolve('docs')}")
+    first = chunks[0]
+    assert f"{first.start}-{first.end}" in listed.stdout.splitlines()[1]
+    english = curate("kb", "chunks", "docs", "--doc", "upgrade.en.md", "--json")
+    lines = [json.loads(line) for line in english.stdout.splitlines()]
+    assert [c["chunk_id"] for c in lines] == [c.chunk_id for c in chunks if c.doc_id == "upgrade.en.md"]
+    assert lines[0]["text"] == next(c.text for c in chunks if c.doc_id == "upgrade.en.md")
+    long = max(chunks, key=lambda c: len(c.text))
+    whole = curate("kb", "chunks", "docs", long.chunk_id)
+    assert whole.stdout.splitlines()[0] == f"{long.chunk_id} ({long.doc_id}, characters {long.start}-{long.end}, " \
+                                          f"{len(long.text)} long)"
+    assert whole.stdout.endswith(long.text + "\n")
+    missing = curate("kb", "chunks", "docs", "--doc", "upgrade.md", code=2)
+    assert missing.stderr.startswith("error: no doc 'upgrade.md' in KB snapshot ") and "upgrade.en.md" in missing.stderr
+    curate("kb", "chunks", "docs", "nope#99", code=2)
