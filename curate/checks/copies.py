@@ -16,6 +16,7 @@ differs between its members, and a wrong one can be undone (`undo`): it is never
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -27,8 +28,10 @@ from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE, compare,
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
-from curate.text.normalize import fold_with_map, normalize
+from curate.text.normalize import fold, fold_with_map, normalize
 from curate.text.salient import salient_difference
+
+_HEADING_LINE = re.compile(r"\s{0,3}#{1,6}[ \t]+\S")
 
 
 def text_difference(a: str, b: str, limit: int = 3, width: int = 24) -> str:
@@ -63,8 +66,12 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     with a rapidfuzz ratio of at least `near_min`, saying the same in numbers, dates, versions, codes
     and negations) and the near pairs withheld because they do not. Pairs inside a group the user
     undid are never joined again."""
-    folded = index.folded
     chunks = index.chunks
+    # chunks are compared without their Markdown headings (a page's title before its first section
+    # is no text of the section); the headings are compared apart, for what they say (a version)
+    heads = [_headings(c.text) for c in chunks]
+    bodies = [_body(c.text) if head else c.text for c, head in zip(chunks, heads)]
+    folded = [fold(body) if head else known for body, head, known in zip(bodies, heads, index.folded)]
     ids = [c.chunk_id for c in chunks]
     refused = [set(members) for members in undone]
 
@@ -79,8 +86,10 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
             return
         # boilerplate set aside is not compared (a footer's "© 2024" is no number of the page), nor
         # segmentation spaces ("十 万 匹" is "十万匹")
-        differs = salient_difference(normalize(_without(chunks[a].text, set_aside[0])),
-                                     normalize(_without(chunks[b].text, set_aside[1])))
+        differs = salient_difference(normalize(_without(bodies[a], set_aside[0])),
+                                     normalize(_without(bodies[b], set_aside[1])))
+        if differs is None and (heads[a] or heads[b]):
+            differs = salient_difference(normalize(heads[a]), normalize(heads[b]))
         if differs is None:
             edges.append(Edge(ids[a], ids[b], method, score))
         else:
@@ -124,6 +133,16 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
             min_score=min(e.score for e in cluster.edges),
             differs=[f"{m}: {text_difference(head, chunks[position[m]].text)}" for m in cluster.members[1:]]))
     return groups, withheld
+
+
+def _headings(text: str) -> str:
+    """Return the Markdown heading lines of a chunk, one a line ('' when it has none)."""
+    return "\n".join(line for line in text.splitlines() if _HEADING_LINE.match(line))
+
+
+def _body(text: str) -> str:
+    """Return a chunk's text without its Markdown heading lines."""
+    return "\n".join(line for line in text.splitlines() if not _HEADING_LINE.match(line)).strip()
 
 
 def _nearly_contained(a: str, b: str) -> bool:

@@ -128,3 +128,20 @@ def test_compare_by_hand():
     assert compare(one + two, two + three).relation == "overlap"
     assert compare(two, one + two).relation == "contained"
     assert compare(one + two + three, one + two + three.replace("怎么", "如何")).relation == "copy"
+
+
+def test_a_section_under_another_page_title_is_still_a_copy_but_not_under_another_version(workspace, tmp_path):
+    """A page's title joins its first section's chunk (no chunk is only headings): copies are compared
+    without their headings, and the headings apart, for what they say (a version)."""
+    rows = [
+        {"chunk_id": "pricing#0", "doc_id": "pricing", "text": "## 退款\n\n购买后 14 天内可以申请全额退款；超过 14 天不予退款。"},
+        {"chunk_id": "faq#0", "doc_id": "faq", "text": "# 常见问题\n\n## 退款\n\n购买后 14 天内可以申请全额退款；超过 14 天不予退款。"},
+        {"chunk_id": "v2#0", "doc_id": "v2", "text": "# Version 2.1\n\nUploads larger than 2 GB are rejected with error UP-413."},
+        {"chunk_id": "v3#0", "doc_id": "v3", "text": "# Version 3.4\n\nUploads larger than 2 GB are rejected with error UP-413."},
+    ]
+    path = tmp_path / "chunks.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    manifest, _ = import_chunks(workspace, path, name="kb")
+    groups, withheld = chunk_groups(KBIndex(workspace, manifest.snapshot_id))
+    assert [sorted(g.chunks) for g in groups] == [["faq#0", "pricing#0"]]
+    assert [(w.a, w.b) for w in withheld] == [("v2#0", "v3#0")]

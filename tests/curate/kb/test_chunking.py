@@ -98,3 +98,65 @@ def test_over_long_english_sentence_is_cut_between_words_and_its_tail_packs_on()
 def test_over_long_chinese_sentence_is_cut_at_the_window():
     text = "字" * 25 + "。后面一句。"
     assert [text[s.start:s.end] for s in structure_spans(text, size=12)] == ["字" * 12, "字" * 12, "字。后面一句。"]
+
+
+LEAVE_ZH = """# 休假制度
+
+## 年假
+
+员工入职满一年后享有 10 天带薪年假，每多工作一年增加 1 天，最多 15 天。
+
+## 病假
+
+### 全薪病假
+
+病假每年有 5 天全薪。超过 5 天的部分按基本工资的 80% 发放。
+
+## 附录
+"""
+TRAVEL_EN = """# Travel and expenses
+
+## Hotels
+
+Hotel costs are reimbursed up to 150 euros per night in most cities.
+
+## Claims
+### Deadlines
+
+Submit every claim within 30 days of the expense, with the receipt attached.
+
+## See also
+"""
+
+
+def _is_only_headings(piece):
+    return all(line.lstrip().startswith("#") for line in piece.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("size", [40, 60, 100, 200, 500])
+@pytest.mark.parametrize("text", [LEAVE_ZH, TRAVEL_EN], ids=["zh", "en"])
+def test_no_chunk_is_only_headings(text, size):
+    spans = structure_spans(text, size=size)
+    pieces = [text[s.start:s.end] for s in spans]
+    assert not [p for p in pieces if _is_only_headings(p)]
+    assert all(len(p) <= size for p in pieces)
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+
+
+def test_consecutive_headings_join_the_text_under_the_last():
+    spans = structure_spans(LEAVE_ZH, size=500)
+    pieces = [LEAVE_ZH[s.start:s.end] for s in spans]
+    assert pieces[0].startswith("# 休假制度\n\n## 年假\n\n员工入职满一年后") and spans[0].section == "休假制度 > 年假"
+    assert pieces[1].startswith("## 病假\n\n### 全薪病假\n\n病假每年") and spans[1].section == "休假制度 > 病假 > 全薪病假"
+    assert pieces[-1].endswith("按基本工资的 80% 发放。\n\n## 附录")   # a heading that ends the document
+    spans = structure_spans(TRAVEL_EN, size=500)
+    assert [s.section for s in spans] == ["Travel and expenses > Hotels", "Travel and expenses > Claims > Deadlines"]
+    assert TRAVEL_EN[spans[1].start:spans[1].end].startswith("## Claims\n### Deadlines\n\nSubmit every claim")
+
+
+def test_text_too_long_to_sit_beside_its_heading_is_cut_so_the_heading_is_never_alone():
+    en = "# Title\n\n" + "word " * 8 + "end."
+    assert [en[s.start:s.end] for s in structure_spans(en, size=30)] == ["# Title\n\nword word word word", "word word word word end."]
+    zh = "# 标题\n\n" + "字" * 30 + "。"
+    assert [zh[s.start:s.end] for s in structure_spans(zh, size=20)] == ["# 标题\n\n" + "字" * 14, "字" * 16 + "。"]
