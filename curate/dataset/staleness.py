@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from curate.dataset.store import check_current
 from curate.records import UNRELEASED_STATUSES, DatasetMeta, EvalItem
 
-# the command that writes each record, and the item fields it changes
+# the command that writes each record
 COMMANDS = {"leakage": "check-leakage", "consistency": "check-consistency", "duplicates": "check-dups",
             "split": "split", "difficulty": "grade", "annotation": "annotate pull"}
-WRITES = {"leakage": {"status"}, "consistency": {"status"}, "duplicates": {"status", "evidence"},
-          "split": {"split"}, "difficulty": {"difficulty", "tags"}, "annotation": {"evidence", "status"}}
 LABELS = {"leakage": "leakage check", "consistency": "consistency check", "duplicates": "duplicates check",
           "split": "split record", "difficulty": "grade record", "annotation": "annotation record"}
 
@@ -29,7 +27,7 @@ class Stale:
     check: str     # its name in DatasetChecks: leakage, difficulty, ...
     dataset: str
     at: str        # when it ran
-    cause: str     # what changed the items after it, as far as the records tell
+    cause: str     # how many items were added or changed since (by their dates), and whether split ran
 
     @property
     def command(self) -> str:
@@ -51,9 +49,12 @@ def stale_checks(meta: DatasetMeta, items: Sequence[EvalItem]) -> list[Stale]:
     for name, record in present.items():
         if check_current(record, live) is not False:
             continue
-        later = sorted((other.at, other_name) for other_name, other in present.items()
-                       if other_name != name and other.at >= record.at and WRITES.get(other_name, set()) - type(record).IGNORES)
-        cause = (", ".join(f"`curate {COMMANDS[n]}`" for _, n in later) + " ran after it"
-                 if later else "they changed after it")
+        added = sum(i.created_at > record.at for i in live)
+        changed = sum(i.created_at <= record.at < i.updated_at for i in live)
+        told = [f"{n} item{'s' * (n > 1)} {what}" for n, what in ((added, "added"), (changed, "changed")) if n]
+        cause = (" and ".join(told) + " since" if told else "they changed after it")
+        split = present.get("split")
+        if name != "split" and "split" not in type(record).IGNORES and split is not None and split.at >= record.at:
+            cause += " (`curate split` ran since)"
         stale.append(Stale(name, meta.name, record.at, cause))
     return stale
