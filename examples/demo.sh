@@ -20,7 +20,7 @@ curate import "$EX/cmrc2018/cmrc2018_sample.json" --format squad --dataset cmrc2
 curate import "$EX/scifact" --format beir --dataset scifact --source human
 curate kb list
 
-echo; echo "== the guards: duplicates, difficulty, split, leakage (run before every release)"
+echo; echo "== the guards: duplicates, difficulty, split, leakage (run before every release; leakage after split)"
 curate check-dups --dataset handbook --kb || true     # exit 1 = something to look at
 curate grade --dataset handbook || true               # exit 1 = a qtype that does not fit its evidence
 curate split --dataset handbook --seed 1
@@ -37,6 +37,7 @@ curate release --dataset scifact -m "SciFact slice, BEIR qrels"
 echo; echo "== production re-chunks its KB: carry the evidence over and release again"
 curate kb ingest "$EX/handbook/docs" --name handbook --chunker fixed --chunk-size 300 --overlap 60
 curate remap --dataset handbook --kb handbook
+curate grade --dataset handbook > /dev/null || true   # the gold chunks moved: measure again
 curate check-leakage --dataset handbook
 curate release --dataset handbook -m "Evidence remapped onto the fixed-size chunks"
 curate versions handbook
@@ -46,6 +47,7 @@ echo; echo "== the monthly flow: November's production failures join the regress
 # (no Argilla in the demo, so no --push; with `curate annotate serve` running, --push sends the new items)
 curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11
 curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11   # again: nothing added
+curate grade --dataset handbook > /dev/null || true   # the new items join the grade record
 curate check-leakage --dataset handbook
 curate release --dataset handbook -m "November 2026 production failures"
 

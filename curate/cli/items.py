@@ -27,7 +27,7 @@ from curate.workspace import init_workspace
 @click.option("--judge-api-key-env", help="NAME of the environment variable holding the judge key.")
 @click.option("--guidelines", help="Folder of relevance guidelines (its hash is the guideline version).")
 def init(directory: Path, **settings: str) -> None:
-    """Create a workspace (curate.toml, kb/, datasets/) in DIRECTORY."""
+    """Create a workspace (curate.toml, kb/, datasets/) in DIRECTORY and print the steps to a first release."""
     workspace = init_workspace(directory, **settings)
     click.echo(f"created workspace {workspace.root} ({workspace.config_path.name})")
     click.echo("next, in this order (docs/tutorials/first-release.md goes through them):")
