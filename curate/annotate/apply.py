@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
-from curate.records import Chunk, EvalItem, Evidence, KeyPoint
+from curate.records import Chunk, EvalItem, Evidence, KeyPoint, evidence_groups
 from curate.text.normalize import canonical, fold
 from curate.annotate.form import UNANSWERABLE, Answer, parse_key_points
 
@@ -232,6 +232,11 @@ def apply_answer(item: EvalItem, answer: Answer, slots: list[str], chunks: dict[
             ids = [e.evidence_id for e in item.evidence if cited.intersection(e.chunk_ids)]
             points.append(KeyPoint(text=text, evidence_ids=ids))
         item.key_points = points
+    if item.answerable and item.qtype in (None, "unanswerable"):
+        # an item that had no evidence (a production failure) or was unanswerable gets the qtype an
+        # import would give it from its labelled evidence
+        groups = len(evidence_groups(item.evidence, item.key_points))
+        item.qtype = "multi_evidence" if groups > 1 else "single" if groups else item.qtype
 
 
 def _decision(annotators: list[Answer], decisions: list[Answer], item: EvalItem) -> tuple[Answer, list[str]]:

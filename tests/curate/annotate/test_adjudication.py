@@ -222,3 +222,23 @@ def test_an_adjudicator_in_the_annotation_dataset_decides_only_disputes(pushed, 
     items = {i.id: i for i in DatasetStore(handbook.workspace).items("faq")}
     assert items["t-1"].status_history[-1].reason.startswith("labelled by ann-")
     assert max(e.grade for e in items["t-1"].evidence) == 2
+
+
+def test_a_production_item_labelled_with_evidence_gets_a_qtype():
+    from curate.annotate.apply import apply_answer
+    from curate.annotate.form import ANSWERABLE, Answer
+    from curate.records import Chunk, EvalItem
+
+    item = EvalItem(id="p-1", question="婚假有几天？", language="zh", source="production", qtype=None)
+    chunks = {f"leave.zh.md#{n}": Chunk(chunk_id=f"leave.zh.md#{n}", doc_id="leave.zh.md", text=text, start=start,
+                                        end=start + len(text), text_sha256="0" * 64)
+              for n, (text, start) in enumerate([("可享受 3 天带薪婚假。", 0), ("须在登记之日起一年内休完。", 20)])}
+    one = item.model_copy(deep=True)
+    apply_answer(one, Answer("alice", grades={1: 2}, answerable=ANSWERABLE), list(chunks), chunks, {}, "kb-1")
+    assert (one.qtype, len(one.evidence)) == ("single", 1)
+    both = item.model_copy(deep=True)
+    apply_answer(both, Answer("alice", grades={1: 2, 2: 2}, answerable=ANSWERABLE), list(chunks), chunks, {}, "kb-1")
+    assert both.qtype == "multi_evidence"
+    unlabelled = item.model_copy(deep=True)
+    apply_answer(unlabelled, Answer("alice", answerable=ANSWERABLE), list(chunks), chunks, {}, "kb-1")
+    assert unlabelled.qtype is None   # no evidence yet: nothing to say
