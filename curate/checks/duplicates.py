@@ -38,6 +38,7 @@ from curate.records import (
     extend_evidence,
 )
 from curate.text.normalize import fold
+from curate.text.sentences import sentence_spans
 from curate.workspace import Workspace
 
 STATUS_RANK = {"verified": 0, "labelled": 1, "draft": 2, "needs_adjudication": 3, "needs_rewrite": 4,
@@ -62,6 +63,9 @@ class DupSettings:
 
     fuzzy_min: float = 90.0        # rapidfuzz ratio (0-100) on folded questions
     semantic_min: float | None = None  # cosine of embeddings (the model's own: `semantic_pass`); None: none
+
+
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")   # what add-failures masks personal data with
 
 
 def form_key(question: str) -> str:
@@ -89,11 +93,31 @@ def form_key(question: str) -> str:
         key = key[len(opener or ""):len(key) - len(closer or "")]
 
 
+def asked(question: str) -> str:
+    """Return what a question asks, without the personal data masked out of it: a sentence that holds
+    a placeholder ([PHONE], [EMAIL], a team's [NAME] ...) is dropped while another remains, and the
+    placeholders left are removed.
+
+    >>> asked("婚假要在多久之内休完？我的手机是 [PHONE]")
+    '婚假要在多久之内休完？'
+    >>> asked("What is the hotel limit in Zurich? Reply to [EMAIL]")
+    'What is the hotel limit in Zurich?'
+    >>> asked("Can you send the invoice to [EMAIL]?")
+    'Can you send the invoice to ?'
+    """
+    if not _PLACEHOLDER.search(question):
+        return question
+    sentences = [question[a:b] for a, b in sentence_spans(question)]
+    kept = [s for s in sentences if not _PLACEHOLDER.search(s)]
+    return _PLACEHOLDER.sub("", "".join(kept) if kept else question).strip()
+
+
 def question_edges(items: Sequence[EvalItem], settings: DupSettings,
                    vectors: np.ndarray | None = None, readable: np.ndarray | None = None) -> list[Edge]:
     """Return the pairs of items whose questions are alike: exact after folding, the same form,
     fuzzy, and semantic between questions the embedding model can read (`readable`, all by default)."""
-    folded = [fold(i.question) for i in items]
+    questions = [asked(i.question) for i in items]
+    folded = [fold(q) for q in questions]
     edges: list[Edge] = []
     first: dict[str, int] = {}
     for index, text in enumerate(folded):
@@ -103,7 +127,7 @@ def question_edges(items: Sequence[EvalItem], settings: DupSettings,
             first[text] = index
     first_form: dict[str, int] = {}
     for index in first.values():   # one question per folded text: the others joined it exactly
-        key = form_key(items[index].question)
+        key = form_key(questions[index])
         if key in first_form:
             edges.append(Edge(items[first_form[key]].id, items[index].id, "form", 100.0))
         else:
@@ -242,7 +266,7 @@ def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], *, f
     differ (`numbers_of`: 2025 against 2026, LG-4031 against LG-4032) joins nothing and is appended
     there instead: one character apart, they still ask different things."""
     live = [i for i in items if i.status != "rejected"]
-    found = semantic_pass(workspace, [i.question for i in live], semantic=semantic, threshold=semantic_min)
+    found = semantic_pass(workspace, [asked(i.question) for i in live], semantic=semantic, threshold=semantic_min)
     edges = question_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable)
     if apart_numbers is not None:
         by_id = {i.id: i for i in live}

@@ -307,3 +307,16 @@ def test_numbers_of_a_long_run_of_letters_is_linear():
     start = time.process_time()
     assert numbers_of("a" * 300_000 + " v2") == {"v2": 1}      # the old pattern: minutes (50,000 letters took 47 s)
     assert time.process_time() - start < 5
+
+
+def test_questions_that_differ_only_by_masked_personal_data_are_duplicates():
+    from curate.checks.duplicates import DupSettings, question_edges
+    from curate.records import EvalItem
+
+    def item(n, question):
+        return EvalItem(id=f"p-{n}", question=question, language="en", source="production")
+    items = [item(1, "What is the hotel limit in Zurich?"), item(2, "What is the hotel limit in Zurich? Reply to [EMAIL]"),
+             item(3, "婚假要在多久之内休完？"), item(4, "婚假要在多久之内休完？我的手机是 [PHONE]"),
+             item(5, "Can you send the invoice to [EMAIL]?"), item(6, "Can you send the receipt to [EMAIL]?")]
+    pairs = {(e.a, e.b) for e in question_edges(items, DupSettings(fuzzy_min=95))}
+    assert pairs == {("p-1", "p-2"), ("p-3", "p-4")}   # invoice and receipt are two questions still
