@@ -5,5 +5,5 @@ medium or hard (`rule`), the target mix and a balanced subset (`mix`), and measu
 from curate.checks.difficulty.measure import DifficultyReport, ItemDifficulty, grade, stale_grade
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 
-__all__ = ["DifficultyReport", "DifficultyRules", "ItemDifficulty", "grade", "classify", "stale_grade",
+__all__ = ["DifficultyReport", "DifficultyRules", "ItemDifficulty", "classify", "grade", "stale_grade",
            "type_misfit"]
