@@ -35,7 +35,7 @@ def build(workspace, tmp_path, docs: dict[str, str], fix: str | None = None):
     (tmp_path / "docs").mkdir()
     for name, text in docs.items():
         (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
-    ingest(workspace, [tmp_path / "docs"], name="help", size=80)
+    ingest(workspace, [tmp_path / "docs"], name="help", chunk_size=80)
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     import_items(workspace, path, dataset="help", source="human", kb="help")
