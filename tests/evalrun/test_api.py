@@ -35,6 +35,15 @@ def test_the_package_exports_the_four_functions_and_they_stay_functions():
     assert set(evalrun.__all__) >= {"run", "read_run", "compare", "report", "Run", "Comparison", "RunInterrupted"}
 
 
+def test_the_api_loads_no_command_line():
+    """`import evalrun` gives the API (which imports the runner, the comparison and the report) without
+    click or any module of evalrun.cli (tests/test_layout.py checks the same of `import curate, evalrun`)."""
+    code = ("import sys, evalrun; assert callable(evalrun.run) and callable(evalrun.report); "
+            "print(sorted(m for m in sys.modules if m == 'click' or m.startswith(('curate.cli', 'evalrun.cli'))))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
+
+
 def test_python_m_evalrun_runs_the_command_line():
     done = subprocess.run([sys.executable, "-m", "evalrun", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith(f"evalrun, version {evalrun.__version__}")
