@@ -23,10 +23,10 @@ from evalrun.records import Run, RunSettings, read_run, scored_run
 from evalrun.report import write_report
 from evalrun.runner import run as run_release
 
-Where = Workspace | str | os.PathLike | None
+WorkspaceLike = Workspace | str | os.PathLike | None
 
 
-def _workspace(workspace: Where) -> Workspace:
+def _workspace(workspace: WorkspaceLike) -> Workspace:
     """Return the workspace `workspace` names (a Workspace, a path), or the one found from here up."""
     if isinstance(workspace, Workspace):
         return workspace
@@ -44,7 +44,7 @@ def _scored(run: Run | str | os.PathLike) -> Run:
 
 
 def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | None = None,
-        traces: str | os.PathLike | None = None, workspace: Where = None, out: str | os.PathLike | None = None,
+        traces: str | os.PathLike | None = None, workspace: WorkspaceLike = None, out: str | os.PathLike | None = None,
         resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, timeout: float = 60.0,
         max_response_bytes: int = 10_000_000, precision_denominator: Literal["k", "returned"] = "k",
         oracle_context: bool = False, allow_unchecked: bool = False, exclude_errors: bool = False,
@@ -85,7 +85,7 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
 
 
 def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
-            gate: str | os.PathLike | bool | None = None, workspace: Where = None, metrics: Sequence[str] = (),
+            gate: str | os.PathLike | bool | None = None, workspace: WorkspaceLike = None, metrics: Sequence[str] = (),
             correction: str = CORRECTION, alpha: float = ALPHA, allow_weak_rules: bool = False) -> Comparison:
     """Return the comparison of the scored run `new` against `base` (Run objects or run folders):
     every row (`comparison.rows`, `comparison.row(metric, subset)`), the warnings to read first, and
@@ -133,7 +133,7 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
 
 
 def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None = None,
-           out: str | os.PathLike | None = None, workspace: Where = None) -> Path:
+           out: str | os.PathLike | None = None, workspace: WorkspaceLike = None) -> Path:
     """Return the path of the HTML report written of the scored run `run` (a Run or its folder): one
     self-contained file, against the BASE run `vs` when given. `out` defaults to `report.html` in the
     run's folder (replaced if it exists). The run's release and KB snapshot are read from the workspace.
