@@ -5,19 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from curate import CurateError, InputError, Releases, load_release, parse_ref
 from curate.cli import workspace_of
+from evalrun.api import run as run_release
 from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
-from evalrun.runner import run
 from evalrun.scoring.failures import export_failures
 from evalrun.views import ATTRIBUTIONS
 from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
                          help="The curate workspace (default: the root --workspace, else found from here up).")
+
+
+def named_workspace(ctx: click.Context, explicit: Path | None) -> Path | None:
+    """Return the workspace folder the command names (its own --workspace, else the root's), or None: the
+    library function then finds it from here up, after checking the options (a bad option is named first)."""
+    return explicit or ctx.find_root().params.get("workspace")
 
 
 def parse_ks(text: str) -> list[int]:
@@ -93,18 +98,12 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
     resumed run is scored with the settings it was started with (K, precision, --exclude-errors,
     prices: its manifest's) and by the judge it was started with: with another judge endpoint or model
     configured, --resume is refused before any call."""
-    try:
-        settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
-                               max_response_bytes=max_response_bytes,
-                               oracle_context=oracle_context, allow_unchecked=allow_unchecked,
-                               exclude_errors=exclude_errors,
-                               precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output, judge_repeats=judge_repeats)
-    except ValidationError as exc:
-        raise InputError.from_validation(exc) from None
-    folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
-                 resume=resume, settings=settings)
-    print_summary(folder)
+    done = run_release(ref, target=target, traces=traces, workspace=named_workspace(ctx, command_workspace), out=out,
+                       resume=resume, ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
+                       max_response_bytes=max_response_bytes, precision_denominator=precision_denominator,
+                       oracle_context=oracle_context, allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
+                       price_input=price_input, price_output=price_output, judge_repeats=judge_repeats)
+    print_summary(done.folder)
 
 
 @click.command("export-run")

@@ -146,6 +146,33 @@ def python_target(spec: str, oracle: bool = False) -> Target:
     return call
 
 
+def callable_target(function: Callable[..., Any], oracle: bool = False) -> Target:
+    """Return a target calling the Python callable `function(question)`, as `module:function` is called;
+    with `oracle`, `function(question, context)` (a `def answer(question, context=None)` serves both)."""
+    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
+        return function(question, context) if oracle else function(question)
+    return call
+
+
+def callable_name(function: Callable[..., Any]) -> str:
+    """Return `module:name` of a Python callable, as a run's manifest names its target.
+
+    >>> import os.path
+    >>> callable_name(os.path.basename)
+    'posixpath:basename'
+    """
+    module = getattr(function, "__module__", None) or type(function).__module__
+    name = getattr(function, "__qualname__", None) or type(function).__qualname__
+    return f"{module}:{name}"
+
+
+def importable(name: str) -> bool:
+    """Return whether `module:name` (from `callable_name`) can be given back as --target: a function defined
+    at the top of a module, not in a script run as __main__ or inside another function."""
+    module, _, qualname = name.partition(":")
+    return module != "__main__" and qualname.isidentifier()
+
+
 def http_target(url: str, timeout: float, max_bytes: int) -> Target:
     """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back, of at
     most `max_bytes` bytes (decoded); a larger body is not read further. `timeout` bounds each read
