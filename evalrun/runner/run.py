@@ -52,6 +52,7 @@ from evalrun.runner.targets import (
     check_logged,
     describe,
     http_target,
+    is_file_target,
     json_value,
     logged_traces,
     python_target,
@@ -218,6 +219,9 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     # working folder (on import or on a call) does not move where the run reads or writes.
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
     traces = Path(os.path.abspath(traces)) if traces is not None else None
+    if target is not None and is_file_target(target):   # the --resume command works from any folder too
+        where, _, function = target.rpartition(":")
+        target = f"{os.path.abspath(where)}:{function}"
     folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     release, items = load_release(Releases(workspace, name).path(version))
