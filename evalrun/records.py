@@ -73,7 +73,9 @@ class Trace(BaseModel):
     schema_version: int = Field(1, description="Version of the trace schema.")
     item_id: str = Field(description="The evaluation item this trace answers.")
     question: str = Field(description="The question as sent.")
-    candidates: list[Passage] = Field(default_factory=list, description="Retrieved chunks, best first.")
+    candidates: list[Passage] | None = Field(None, description="Retrieved chunks, best first, before rerank, "
+                                             "filtering and truncation; None (the key left out) when the system "
+                                             "does not report them, which is not the same as retrieving none.")
     context: list[Passage] | None = Field(None, description="Chunks sent to the model, in order; None (the key "
                                           "left out) when the system does not report its context, which is "
                                           "not the same as an empty context.")

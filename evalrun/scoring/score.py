@@ -10,7 +10,9 @@ Nothing vanishes from a mean in silence:
   `--exclude-errors` leaves such items out instead: each of their metrics is unscored with the
   reason.
 - A trace that does not report its context (the key left out) has its context metrics unscored
-  with that reason; an empty context is scored (nothing reached the model).
+  with that reason; an empty context is scored (nothing reached the model). The same for the
+  candidates: a trace without the key has its candidate metrics unscored (a problem of that item,
+  counted: "no candidates"), and its failure attribution is read from its context.
 - A key a trace may not hold is a problem of that item, named with the field it was probably
   meant to be, and counted.
 - An item whose evidence lies in documents the leakage check excluded is scored apart: under
@@ -58,6 +60,7 @@ from evalrun.scoring.summary import RETRIEVAL, summarize
 
 LAYERS = ("candidates", "context")
 NO_CONTEXT = "the trace reports no context (no 'context' key)"
+NO_CANDIDATES = "the trace reports no candidates (no 'candidates' key)"
 TREC_RUN = "a TREC run has no final context or answer"
 
 
@@ -137,12 +140,13 @@ class _Scorer:
             row.failed = failure
             self._problem(row, failure.split(":")[0], failure)
             row.attribution.append("target_failed")
-            trace = Trace(item_id=item.id, question=item.question, context=[])  # a system that returned nothing
+            trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
-        missing = sorted({p.chunk_id for p in trace.candidates + (trace.context or []) if p.chunk_id not in self.known})
+        missing = sorted({p.chunk_id for p in (trace.candidates or []) + (trace.context or [])
+                          if p.chunk_id not in self.known})
         if missing:
             self._problem(row, "unknown chunk id", f"unknown chunk ids: {', '.join(missing[:5])}")
         if trace.error:
@@ -155,10 +159,12 @@ class _Scorer:
         if apart:
             row.apart = f"evidence in documents the leakage check excluded: {', '.join(apart[:5])}"
         layers = {layer: layer_ids(trace, layer, self.known, self.excluded) for layer in LAYERS}
+        if layers["candidates"] is None:
+            self._problem(row, "no candidates", f"{NO_CANDIDATES}: its candidate metrics are unscored")
         no_context = TREC_RUN if trec else NO_CONTEXT
         refusal = None if trec else ("" if failure else refusal_of(trace, item.language))
         if item.answerable:
-            self._retrieval(item, row, layers, no_context)
+            self._retrieval(item, row, layers, {"candidates": NO_CANDIDATES, "context": no_context})
             if refusal:
                 row.attribution.append("false_refusal")
                 self.refused.add(item.id)
@@ -172,7 +178,10 @@ class _Scorer:
                 if failure is None and not refusal:
                     self.answered[item.id] = trace
         else:
-            row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
+            if layers["candidates"] is None:
+                row.unscored["unanswerable/retrieved"] = NO_CANDIDATES
+            else:
+                row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
             if trec:
                 row.unscored["unanswerable/correct_refusal"] = TREC_RUN
             else:
@@ -187,7 +196,7 @@ class _Scorer:
             row.refusal = refusal
         return row
 
-    def _retrieval(self, item: EvalItem, row: ItemScores, layers: dict, no_context: str) -> None:
+    def _retrieval(self, item: EvalItem, row: ItemScores, layers: dict, unreported: dict[str, str]) -> None:
         target = retrieval_qrels(item)
         if isinstance(target, str):
             row.unscored["retrieval"] = target
@@ -196,7 +205,7 @@ class _Scorer:
         self.qrels[item.id], self.groups[item.id] = grades, chunk_group
         for layer in LAYERS:
             if layers[layer] is None:
-                self.no_layer[layer][item.id] = no_context
+                self.no_layer[layer][item.id] = unreported[layer]
             else:
                 self.runs[layer][item.id] = layers[layer]
         found = {layer: {g for c in ids for g in chunk_group.get(c, ())}
@@ -205,7 +214,9 @@ class _Scorer:
         if context is not None and not set(grades) - context:
             self.evidence_in_context.add(item.id)
         if row.failed is None:
-            if set(grades) - found["candidates"]:
+            # without candidates, what retrieval found is read from the context: a miss there is a miss
+            retrieved = found.get("candidates", context)
+            if retrieved is not None and set(grades) - retrieved:
                 row.attribution.append("retrieval_miss")
             elif context is not None and set(grades) - context:
                 row.attribution.append("context_cut")
@@ -213,7 +224,7 @@ class _Scorer:
         if not points:
             return
         if layers["context"] is None:
-            row.unscored["context/key_point_coverage"] = no_context
+            row.unscored["context/key_point_coverage"] = unreported["context"]
             return
         in_context = {e.evidence_id for e in item.evidence if set(e.chunk_ids) & set(layers["context"])}
         row.values["context/key_point_coverage"] = sum(bool(set(k.evidence_ids) & in_context)

@@ -100,3 +100,14 @@ def test_a_bug_in_the_report_is_one_line_with_the_hint(released, tmp_path, monke
     assert result.stderr.splitlines() == ["internal error: ValueError: bottom cannot be >= top; run with --debug "
                                           "(or CURATE_DEBUG=1) for the traceback"]
     assert not (tmp_path / "r.html").exists()
+
+
+def test_traces_without_candidates_are_in_no_step_of_the_funnel(released, tmp_path):
+    _script(released, answering=True, gold_in_context=True)
+    for trace in systems.SCRIPT.values():
+        del trace["candidates"]
+    folder = run(released.workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted",
+                 out=tmp_path / "context-only", settings=RunSettings(ks=[5]))
+    _report(released.workspace, folder, tmp_path / "r.html")
+    funnel = _section(_page(tmp_path / "r.html"), "funnel")
+    assert "4 answerable items are in no step: their traces report no candidates" in funnel
