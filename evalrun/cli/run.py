@@ -13,7 +13,7 @@ from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
 from evalrun.runner import run
 from evalrun.scoring.failures import export_failures
-from evalrun.views import ATTRIBUTIONS
+from evalrun.views import ATTRIBUTIONS, next_steps
 from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
@@ -58,7 +58,8 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 
 @click.command("run")
 @click.option("--dataset", "ref", required=True, help="The release to run: NAME@vN.")
-@click.option("--target", help="module:function (called with the question, returns a trace) or http(s)://URL.")
+@click.option("--target", help="path/to/file.py:function or module:function (called with the question, returns a "
+              "trace), or http(s)://URL.")
 @click.option("--traces", type=click.Path(dir_okay=False, path_type=Path),
               help="Traces a system already logged (JSONL), or a TREC run file (retrieval only).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Run folder (default: runs/NAME-vN-TIME).")
@@ -82,11 +83,13 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 @click.option("--judge-repeats", type=click.IntRange(1, MAX_JUDGE_REPEATS), default=1, show_default=True,
               help="Judge each answer this many times (each repeat asked anew): the first verdicts score, the others "
               "measure the judge's own flip rate, which `evalrun compare --flips` holds item flips against.")
+@click.option("--no-judge", is_flag=True, help="Ask no judge (none is contacted): the judged metrics are not "
+              "computed and counted as unscored, not 0; everything else is scored.")
 @WORKSPACE
 @click.pass_context
 def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, max_response_bytes,
                 precision_denominator, oracle_context, allow_unchecked, exclude_errors, price_input, price_output,
-                judge_repeats, command_workspace) -> None:
+                judge_repeats, no_judge, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart.
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
@@ -99,12 +102,13 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
                                oracle_context=oracle_context, allow_unchecked=allow_unchecked,
                                exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output, judge_repeats=judge_repeats)
+                               price_output=price_output, judge_repeats=judge_repeats, no_judge=no_judge)
     except ValidationError as exc:
         raise InputError.from_validation(exc) from None
-    folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
-                 resume=resume, settings=settings)
+    workspace = workspace_of(ctx, command_workspace)
+    folder = run(workspace, ref=ref, target=target, traces=traces, out=out, resume=resume, settings=settings)
     print_summary(folder)
+    click.echo("\n".join(["", *next_steps(folder, workspace.root)]))
 
 
 @click.command("export-run")

@@ -125,12 +125,14 @@ class _Scorer:
         self.runs: dict[str, dict[str, list[str]]] = {layer: {} for layer in LAYERS}
         self.no_layer: dict[str, dict[str, str]] = {layer: {} for layer in LAYERS}
         self.problems: Counter = Counter()
+        self.examples: dict[str, str] = {}   # kind -> the first item's problem, in full
         for item in items:
             self.rows[item.id] = self._score(item, run.traces.get(item.id))
 
     def _problem(self, row: ItemScores, kind: str, text: str) -> None:
         row.problems.append(text)
         self.problems[kind] += 1
+        self.examples.setdefault(kind, f"{row.item_id}: {text}")
 
     def _score(self, item: EvalItem, record: TraceRecord | None) -> ItemScores:
         row = ItemScores(item_id=item.id, answerable=item.answerable)
@@ -289,7 +291,7 @@ def score_run(workspace: Workspace, folder: Path,
     """
     run = read_run(folder)
     manifest = run.manifest
-    judge_now = configured_judge(workspace)
+    judge_now = configured_judge(workspace, manifest.settings.no_judge)
     if changed := judge_difference(manifest.judge, judge_now):   # the manifest and summary name one judge
         raise CurateError(f"{folder} is scored by the judge its manifest names, and the judge configured now "
                           f"differs ({changed}): configure that judge again, or run into a new --out")
@@ -302,7 +304,8 @@ def score_run(workspace: Workspace, folder: Path,
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
     judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
-                         manifest.settings.judge_repeats, problems=scorer.problems)
+                         manifest.settings.judge_repeats, problems=scorer.problems,
+                         no_judge=manifest.settings.no_judge)
     for item in items:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):
@@ -320,6 +323,7 @@ def score_run(workspace: Workspace, folder: Path,
     ordered = [scorer.rows[i.id] for i in items]
     failed_ms = [r.elapsed_ms for r in run.traces.values() if r.error is not None and r.elapsed_ms is not None]
     summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms)
+    summary.problem_examples = {kind: scorer.examples[kind] for kind in summary.problems if kind in scorer.examples}
     summary.judge = judge
     summary.layers["generation"] = judge.status
     atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json", exclude_none=True)
