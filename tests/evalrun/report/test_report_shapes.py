@@ -111,3 +111,25 @@ def test_traces_without_candidates_are_in_no_step_of_the_funnel(released, tmp_pa
     _report(released.workspace, folder, tmp_path / "r.html")
     funnel = _section(_page(tmp_path / "r.html"), "funnel")
     assert "4 answerable items are in no step: their traces report no candidates" in funnel
+
+
+@pytest.mark.browser
+def test_an_item_without_candidates_opens_in_chromium(released, tmp_path):
+    from tests.evalrun.report.test_browser import offline_page
+    from tests.support.browser import require_browser
+    require_browser()
+    _script(released, answering=True, gold_in_context=True)
+    for trace in systems.SCRIPT.values():
+        del trace["candidates"]
+    folder = run(released.workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted",
+                 out=tmp_path / "context-only", settings=RunSettings(ks=[5]))
+    out = tmp_path / "r.html"
+    _report(released.workspace, folder, out)
+    with offline_page(out.as_uri()) as (page, console, refused):
+        page.goto(out.as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.locator("tr.row[data-item='t-2']").click()
+        details = page.locator("tr.details").inner_text()
+        assert "The trace does not report its candidates." in details and "Context sent to the model" in details
+        assert "Cut: candidates not in the context" not in details
+        assert console.errors == [] and refused == []
