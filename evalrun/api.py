@@ -26,7 +26,7 @@ from evalrun.runner import run as run_release
 WorkspaceLike = Workspace | str | os.PathLike | None
 
 
-def _workspace(workspace: WorkspaceLike) -> Workspace:
+def workspace_from(workspace: WorkspaceLike) -> Workspace:
     """Return the workspace `workspace` names (a Workspace, a path), or the one found from here up."""
     if isinstance(workspace, Workspace):
         return workspace
@@ -48,7 +48,8 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
         resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, timeout: float = 60.0,
         max_response_bytes: int = 10_000_000, precision_denominator: Literal["k", "returned"] = "k",
         oracle_context: bool = False, allow_unchecked: bool = False, exclude_errors: bool = False,
-        price_input: float | None = None, price_output: float | None = None, judge_repeats: int = 1) -> Run:
+        price_input: float | None = None, price_output: float | None = None, judge_repeats: int = 1,
+        no_judge: bool = False) -> Run:
     """Return the run of a system over the release `release`, scored, as read back from its folder (`run.folder`).
 
     `release` is "NAME@vN" (or the `ReleaseManifest` of one). The system is `target`: a Python
@@ -56,7 +57,8 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     "module:function" called the same way, or an http(s):// URL; or else `traces`, a JSONL file of traces
     or a TREC run it already logged. `out` is the run folder (default: `runs/NAME-vN-TIME` in the
     workspace); `resume` finishes one a kill interrupted. The other arguments are `evalrun run`'s
-    options of the same names. Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
+    options of the same names (`no_judge=True`: no judge is asked, the judged metrics are
+    unscored, never 0). Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
 
     In the README's workspace (release `hr@v1`, and `rag.py`'s `answer` a function that takes a
     question and returns a trace):
@@ -75,11 +77,11 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
                                max_response_bytes=max_response_bytes, oracle_context=oracle_context,
                                allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output, judge_repeats=judge_repeats)
+                               price_output=price_output, judge_repeats=judge_repeats, no_judge=no_judge)
     except ValidationError as exc:
         raise InputError.from_validation(exc) from None
     settings = settings.model_copy(update={"ks": sorted(set(settings.ks))})
-    folder = run_release(_workspace(workspace), ref=ref, target=target, traces=Path(traces) if traces else None,
+    folder = run_release(workspace_from(workspace), ref=ref, target=target, traces=Path(traces) if traces else None,
                          out=Path(out) if out else None, resume=resume, settings=settings)
     return read_run(folder)
 
@@ -112,7 +114,7 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
     if allow_weak_rules and gate in (None, False):
         raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
     try:
-        found = _workspace(workspace)
+        found = workspace_from(workspace)
     except WorkspaceError:
         if gate is True:   # the rules are the workspace's own
             raise
@@ -146,7 +148,7 @@ def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None =
     """
     folder = run.folder if isinstance(run, Run) else Path(run)
     base = vs.folder if isinstance(vs, Run) else Path(vs) if vs is not None else None
-    written = write_report(folder, out=Path(out) if out else folder / "report.html", workspace=_workspace(workspace),
+    written = write_report(folder, out=Path(out) if out else folder / "report.html", workspace=workspace_from(workspace),
                            vs=base)
     return written.path
 

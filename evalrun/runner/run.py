@@ -56,6 +56,7 @@ from evalrun.runner.targets import (
     describe,
     http_target,
     importable,
+    is_file_target,
     json_value,
     logged_traces,
     python_target,
@@ -151,7 +152,7 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
-    judge = configured_judge(workspace)
+    judge = configured_judge(workspace, settings.no_judge)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
                        judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
                        target=description, diagnostic=settings.oracle_context, settings=settings,
@@ -175,7 +176,8 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
             args += [option, repr(getattr(settings, field))]
     args += [flag for flag, on in (("--oracle-context", settings.oracle_context),
                                    ("--allow-unchecked", settings.allow_unchecked),
-                                   ("--exclude-errors", settings.exclude_errors)) if on]
+                                   ("--exclude-errors", settings.exclude_errors),
+                                   ("--no-judge", settings.no_judge)) if on]
     return shlex.join([*args, "--workspace", str(workspace.root)])
 
 
@@ -230,6 +232,9 @@ def run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | No
     # working folder (on import or on a call) does not move where the run reads or writes.
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
     traces = Path(os.path.abspath(traces)) if traces is not None else None
+    if isinstance(target, str) and is_file_target(target):   # the --resume command works from any folder too
+        where, _, function = target.rpartition(":")
+        target = f"{os.path.abspath(where)}:{function}"
     folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     release, items = load_release(Releases(workspace, name).path(version))
@@ -263,7 +268,10 @@ def run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | No
                 raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
             # Scoring asks the judge configured now: a resumed run keeps the judge it started with, or its
             # manifest and summary would name different judges.
-            changed = judge_difference(previous.judge, configured_judge(workspace))
+            if settings.no_judge != previous.settings.no_judge:
+                raise CurateError(f"{folder} was started {'without' if settings.no_judge else 'with'} --no-judge: "
+                                  f"finish it as it was started, or run into a new --out; not resuming it")
+            changed = judge_difference(previous.judge, configured_judge(workspace, previous.settings.no_judge))
             if changed:
                 raise CurateError(f"{folder} keeps the judge it started with, and the judge differs ({changed}): "
                                   f"configure that judge again (curate.toml [judge], CURATE_JUDGE_BASE_URL, "
