@@ -62,7 +62,7 @@ def build(folder: Path, DOCS: dict, ITEMS: list):
     docs.mkdir()
     for name, text in DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
-    manifest = ingest(workspace, [docs], name="support", chunker="structure", size=CHUNK_SIZE)
+    manifest = ingest(workspace, [docs], name="support", chunker="structure", chunk_size=CHUNK_SIZE)
     rows = [{"id": i["id"], "question": i["question"], "answer": i["answer"], "evidence": i["evidence"],
              "language": _language(i["question"])} for i in ITEMS]
     source = folder / "items.jsonl"

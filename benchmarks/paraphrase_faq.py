@@ -72,7 +72,7 @@ def build(folder: Path, model: str, rows: list[dict], cache: Path | None):
     for (lang, topic), entries in pages.items():
         title = f"# {topic} 常见问题" if lang == "zh" else f"# {topic.title()} FAQ"
         (docs / f"faq-{topic}.{lang}.md").write_text(title + "\n\n" + "\n\n".join(entries) + "\n", encoding="utf-8")
-    manifest = ingest(workspace, [docs], name="faq", chunker="structure", size=400)
+    manifest = ingest(workspace, [docs], name="faq", chunker="structure", chunk_size=400)
     source = folder / "items.jsonl"
     source.write_text("".join(json.dumps({"id": r["id"], "question": r["question"], "answerable": False,
                                           "language": r["lang"]}, ensure_ascii=False) + "\n" for r in rows),

@@ -1,8 +1,16 @@
 """curate: build and guard versioned evaluation sets for RAG systems.
 
-The public API, for users and for evalrun (which imports curate through this module only):
+The public API, for users and for evalrun (which imports curate through this module only). Each
+`curate` command is a thin layer over one of these functions, whose keyword arguments carry the
+command's option names (docs/reference/python.md):
 
-- the workspace: `Workspace`, `find_workspace`, `init_workspace`;
+- the workspace: `open_workspace`, `init_workspace` (and `Workspace`, `find_workspace`);
+- knowledge-base snapshots: `ingest` (documents chunked), `import_chunks` (production chunks as they are);
+- datasets: `import_items`, `remap` (evidence onto another snapshot);
+- the checks: `check_dups`, `check_leakage`, `split`, `grade`, and `add_failures` (the monthly
+  regression flow); their pure cores (items in, findings out) are `curate.checks.leakage.core.leak_check`,
+  `curate.checks.split.core.assign` and `curate.failures.core.failures_from`;
+- releases: `release`, `load_release`;
 - the records on disk (`curate.records`): `EvalItem`, `Evidence`, `Chunk`, `ReleaseManifest`,
   the check records, ... and `evidence_groups`, the one rule of what counts as one piece of evidence;
 - the stores: `SnapshotStore` (KB snapshots), `DatasetStore` (drafts), `Releases` and `load_release`;
@@ -12,8 +20,12 @@ The public API, for users and for evalrun (which imports curate through this mod
 - the errors: `CurateError` and its kinds.
 """
 
+from curate.checks.difficulty import grade
+from curate.checks.duplicates import check_dups
+from curate.checks.leakage import check_leakage
+from curate.checks.split import split
 from curate.credentials import check_base_url
-from curate.dataset import DatasetStore, items_digest, parse_ref
+from curate.dataset import DatasetStore, import_items, items_digest, parse_ref, remap
 from curate.errors import (
     CurateError,
     InputError,
@@ -37,7 +49,8 @@ from curate.judge.client import Judge, Verdict
 from curate.judge.config import JudgeConfig
 from curate.judge.config import resolve as resolve_judge
 from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
-from curate.kb import SnapshotStore
+from curate.failures.add import add_failures
+from curate.kb import SnapshotStore, import_chunks, ingest
 from curate.locks import Busy, writing
 from curate.progress import progress
 from curate.records import (
@@ -57,22 +70,22 @@ from curate.records import (
     now,
     read_jsonl,
 )
-from curate.release import Releases, load_release
+from curate.release import Releases, load_release, release
 from curate.text.sentences import sentence_spans
 from curate.toml_file import loads_toml, read_toml
 from curate.usage import checked_cost, checked_tokens
 from curate.version import __version__
-from curate.workspace import Workspace, find_workspace, init_workspace
+from curate.workspace import Workspace, find_workspace, init_workspace, open_workspace
 
 __all__ = [
-    "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", 
-    "EvalItem", "Evidence", "EvidenceGroup", "InputError", "IntegrityError", "InvalidRecords", "Judge",
-    "JudgeConfig", "JudgeUsage", "LeakageCheck", "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest",
-    "Releases", "SchemaVersionError", "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord",
-    "Workspace", "WorkspaceError", "__version__", "atomic_directory", "atomic_write_bytes", "atomic_write_json",
-    "check_base_url", "cut", "dumps_json", "evidence_groups", "find_workspace", "init_workspace", "item_groups", "items_digest",
-    "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "now", "parse_ref", "progress", "read_jsonl",
-    "read_text", "resolve_judge", "retrieval_qrels", "sentence_spans", "verdict_model",
-    "writing",
-    "checked_cost", "checked_tokens", "loads_toml", "read_toml",
+    "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EvalItem", "Evidence", "EvidenceGroup",
+    "InputError", "IntegrityError", "InvalidRecords", "Judge", "JudgeConfig", "JudgeUsage", "LeakageCheck",
+    "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError",
+    "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "Workspace", "WorkspaceError", "__version__",
+    "add_failures", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
+    "check_leakage", "checked_cost", "checked_tokens", "cut", "dumps_json", "evidence_groups", "find_workspace",
+    "grade", "import_chunks", "import_items", "ingest", "init_workspace", "item_groups", "items_digest",
+    "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "loads_toml", "now", "open_workspace",
+    "parse_ref", "progress", "read_jsonl", "read_text", "read_toml", "release", "remap", "resolve_judge",
+    "retrieval_qrels", "sentence_spans", "split", "verdict_model", "writing",
 ]

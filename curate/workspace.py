@@ -174,9 +174,13 @@ def _refuse_secrets(config: dict, text: str, file: str) -> None:
             check_base_url(value, field=field, file=file, line=_line_of(text, path))
 
 
-def init_workspace(directory: Path, **settings: str) -> Workspace:
-    """Create a workspace in `directory` and return it; refuse to overwrite an existing one, and refuse
-    a key given for the variable's name or a URL with credentials before anything is written."""
+def init_workspace(directory: Path | str, **settings: str) -> Workspace:
+    """Return a new workspace created in `directory` (curate.toml, kb/, datasets/, a copy of the
+    guidelines); refuse to overwrite an existing one, and refuse a key given for the variable's name
+    or a URL with credentials before anything is written.
+
+    `settings` are `curate init`'s options: default_kb, embedding_model, judge_base_url, judge_model,
+    judge_api_key_env, guidelines."""
     check_key_env_name(settings.get("judge_api_key_env"), field="--judge-api-key-env")
     check_base_url(settings.get("judge_base_url"), field="--judge-base-url")
     root = Path(directory).resolve()
@@ -201,6 +205,12 @@ def init_workspace(directory: Path, **settings: str) -> Workspace:
 def _checked(workspace: Workspace) -> Workspace:
     workspace.config()
     return workspace
+
+
+def open_workspace(directory: Path | str = ".") -> Workspace:
+    """Return the workspace at `directory` or the nearest folder above it holding curate.toml (read
+    here: a broken one, or a key written into it, raises); WorkspaceError if there is none."""
+    return find_workspace(start=Path(directory))
 
 
 def find_workspace(start: Path | None = None, explicit: Path | None = None) -> Workspace:

@@ -73,7 +73,9 @@ class Trace(BaseModel):
     schema_version: int = Field(1, description="Version of the trace schema.")
     item_id: str = Field(description="The evaluation item this trace answers.")
     question: str = Field(description="The question as sent.")
-    candidates: list[Passage] = Field(default_factory=list, description="Retrieved chunks, best first.")
+    candidates: list[Passage] | None = Field(None, description="Retrieved chunks, best first, before rerank, "
+                                             "filtering and truncation; None (the key left out) when the system "
+                                             "does not report them, which is not the same as retrieving none.")
     context: list[Passage] | None = Field(None, description="Chunks sent to the model, in order; None (the key "
                                           "left out) when the system does not report its context, which is "
                                           "not the same as an empty context.")
@@ -100,31 +102,75 @@ class Trace(BaseModel):
 
 TRACE_KEYS = frozenset(Trace.model_fields)
 
+# What other tools call a trace's fields (LangChain, LlamaIndex, ragas, Haystack, plain habit): a key
+# that is one of these is named with the field it stands for, whether or not it is spelled alike.
+_RETRIEVED = "candidates or context"   # retrieved chunks: before rerank (candidates) or sent to the model
+KEY_ALIASES = {
+    **dict.fromkeys(("retrieved", "retrieval", "retrieved_docs", "retrieved_documents", "retrieved_chunks",
+                     "retrieved_ids", "hits", "results", "ranking", "ranked", "docs", "documents", "doc_ids",
+                     "chunk_ids", "nodes", "source_nodes"), "candidates"),
+    **dict.fromkeys(("contexts", "retrieved_contexts", "context_docs", "context_ids", "prompt_context",
+                     "source_documents"), "context"),
+    **dict.fromkeys(("passages", "chunks", "sources", "evidence"), _RETRIEVED),
+    **dict.fromkeys(("response", "output", "outputs", "result", "reply", "completion", "generation", "generated",
+                     "generated_answer", "prediction", "predicted", "text", "answer_text", "final_answer"), "answer"),
+    **dict.fromkeys(("cited", "cites", "citation", "references", "refs", "cited_ids"), "citations"),
+    **dict.fromkeys(("latency", "latencies", "timings", "timing", "elapsed", "elapsed_ms", "duration",
+                     "duration_ms", "time_ms"), "latency_ms"),
+    **dict.fromkeys(("tokens", "token_usage", "usage_tokens", "cost"), "usage"),
+    **dict.fromkeys(("refusal", "abstained", "abstain", "declined", "no_answer", "unanswerable"), "refused"),
+    **dict.fromkeys(("exception", "errors", "err", "failure"), "error"),
+    **dict.fromkeys(("query", "input", "user_input", "prompt", "question_text"), "question"),
+    **dict.fromkeys(("id", "qid", "query_id", "question_id"), "item_id"),
+}
+
 
 def unknown_keys(data: dict) -> list[str]:
     """Return a trace's keys that are no field of a trace, each with the field it was probably meant
-    to be ("contexts (did you mean context?)").
+    to be: another tool's name for it (`KEY_ALIASES`), else a field spelled alike.
 
     >>> unknown_keys({"answer": "x", "contexts": [], "latency": 3, "zzz": 1})
     ['contexts (did you mean context?)', 'latency (did you mean latency_ms?)', 'zzz']
+    >>> unknown_keys({"retrieved": [], "response": "x", "chunks": []})
+    ['retrieved (did you mean candidates?)', 'response (did you mean answer?)', 'chunks (did you mean candidates or context?)']
     """
     found = []
     for key in data:
         if key in TRACE_KEYS:
             continue
         text = str(key)
-        close = difflib.get_close_matches(text.lower(), sorted(TRACE_KEYS), n=1, cutoff=0.6)
+        lowered = text.lower().replace("-", "_").replace(" ", "_")
+        close = [KEY_ALIASES[lowered]] if lowered in KEY_ALIASES else []
         if not close:
-            close = [k for k in sorted(TRACE_KEYS) if len(text) >= 4 and k.startswith(text.lower())][:1]
+            close = difflib.get_close_matches(lowered, sorted(TRACE_KEYS), n=1, cutoff=0.6)
+        if not close:
+            close = [k for k in sorted(TRACE_KEYS) if len(text) >= 4 and k.startswith(lowered)][:1]
         found.append(f"{text} (did you mean {close[0]}?)" if close else text)
     return found
+
+
+def not_a_trace(value: Any) -> str:
+    """Return what a value that is no trace is, and what the trace holding it would look like.
+
+    >>> not_a_trace("Paris.")
+    'a string (an answer alone is {"answer": "..."}; a trace also names its candidates and context)'
+    >>> not_a_trace(["c1", "c2"])
+    'a list (chunk ids alone are {"candidates": [...]}, or {"context": [...]})'
+    """
+    if isinstance(value, str):
+        return 'a string (an answer alone is {"answer": "..."}; a trace also names its candidates and context)'
+    if isinstance(value, (list, tuple)):
+        return 'a list (chunk ids alone are {"candidates": [...]}, or {"context": [...]})'
+    if value is None:
+        return 'null (the function returned nothing: return a dict such as {"candidates": [...], "answer": "..."})'
+    return f'{type(value).__name__} (a trace is a dict such as {{"candidates": [...], "answer": "..."}})'
 
 
 def trace_from(data: Any, *, item_id: str, question: str, where: str = "trace") -> Trace:
     """Return the trace a system returned, or raise InputError naming the bad field. Unknown keys
     are left for the caller to report (`unknown_keys`)."""
     if not isinstance(data, dict):
-        raise InputError(f"must be a JSON object, got {type(data).__name__}", file=where)
+        raise InputError(f"must be a JSON object, got {not_a_trace(data)}", file=where)
     try:
         return Trace.model_validate({**data, "item_id": item_id, "question": question})
     except ValidationError as exc:
@@ -175,6 +221,8 @@ class RunSettings(Record):
     max_response_bytes: int = Field(10_000_000, ge=1, description="Largest HTTP response body a target may send.")
     judge_repeats: int = Field(1, ge=1, le=MAX_JUDGE_REPEATS, description="Times the judge judges each answer: "
                                "the first verdicts score, the others measure how often the judge changes its mind.")
+    no_judge: bool = Field(False, description="--no-judge: no judge is asked (none is contacted); the judged "
+                           "metrics are not computed and counted as unscored, not 0.")
 
 
 class LeakageGate(Record):
@@ -317,6 +365,9 @@ class JudgeReport(Record):
     """What the judge did for the generation layer, apart from the system's own usage."""
 
     status: str = Field(description="'scored', or 'unscored: <why>'.")
+    absent: Literal["no-judge", "not-configured", "unreachable", "misconfigured"] | None = Field(
+        None, description="Why no judge scored the run: --no-judge; none configured; its endpoint did not answer; "
+        "its settings are wrong. None when a judge scored it.")
     config: dict[str, Any] | None = Field(None, description="The judge's configuration (no key).")
     prompt_versions: dict[str, str] = Field(default_factory=dict, description="Generation prompt versions.")
     requests: int = Field(0, description="Requests sent.")
@@ -325,6 +376,8 @@ class JudgeReport(Record):
     completion_tokens: int = Field(0, description="Judge completion tokens.")
     cost: float | None = Field(None, description="Judge cost in USD, when priced.")
     unscored: dict[str, int] = Field(default_factory=dict, description="Questions without a verdict, by reason.")
+    unscored_examples: dict[str, str] = Field(default_factory=dict, description="One example of each reason in "
+                                              "`unscored`: an item, its metric and the reason in full.")
     usage_left_out: int = Field(0, description="Judge replies whose usage was no token count (negative, NaN, "
                                 "text): in neither the tokens nor the cost (each named in its item's problems).")
     repeats: int = Field(1, description="Times each answer was judged (--judge-repeats).")
@@ -356,6 +409,8 @@ class RunSummary(VersionedRecord):
     unanswerable: int = Field(description="Unanswerable items.")
     leakage_gate: LeakageGate = Field(description="The leakage gate's decision.")
     problems: dict[str, int] = Field(default_factory=dict, description="Trace problems, by kind.")
+    problem_examples: dict[str, str] = Field(default_factory=dict, description="One example of each kind of "
+                                             "problem: the first item that has it, and the problem in full.")
     unscored_items: int = Field(0, description="Items with at least one unscored metric.")
     failed_items: dict[str, int] = Field(default_factory=dict, description="Items whose target failed, by reason.")
     apart: dict[str, list[str]] = Field(default_factory=dict, description="Items scored apart (metrics under "

@@ -1,9 +1,14 @@
 """How a run's numbers are put into words, the same in the terminal (`evalrun show`, `evalrun compare`)
-and on the report's page: a metric's mean, interval and n, and the order metrics are listed in."""
+and on the report's page: a metric's mean, interval and n, and the order metrics are listed in; what
+went wrong with the traces and the judge, in one line each; and what to run after a run."""
 
 from __future__ import annotations
 
-from evalrun.records import ItemScores, MetricSummary
+import os
+import shlex
+from pathlib import Path
+
+from evalrun.records import MANIFEST, SUMMARY, ItemScores, MetricSummary, RunManifest, RunSummary
 
 ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
                 "false_refusal", "false_answer")
@@ -46,3 +51,84 @@ def other_names(metrics: dict[str, MetricSummary]) -> list[str]:
 def attribution_names(row: ItemScores) -> list[str]:
     """Return an item's attributions as shown: one made by string match, not a judge, marked "(lexical)"."""
     return [f"{a} (lexical)" if a in row.lexical_attribution else a for a in row.attribution]
+
+
+def problem_lines(summary: RunSummary, width: int = 220) -> list[str]:
+    """Return one line per kind of trace problem: how many items have it, and the first one in full.
+
+    >>> summary = RunSummary.model_construct(problems={"unknown trace key": 5}, problem_examples={
+    ...     "unknown trace key": "t-1: unknown trace keys (ignored): retrieved (did you mean candidates?)"})
+    >>> problem_lines(summary)
+    ['5 items: unknown trace key, e.g. t-1: unknown trace keys (ignored): retrieved (did you mean candidates?)']
+    """
+    lines = []
+    for kind, n in sorted(summary.problems.items(), key=lambda kv: (-kv[1], kv[0])):
+        example = summary.problem_examples.get(kind)
+        line = f"{n} item{'s' if n != 1 else ''}: {kind}" + (f", e.g. {' '.join(example.split())}" if example else "")
+        lines.append(line if len(line) <= width else line[:width - 1] + "…")
+    return lines
+
+
+JUDGED = "the judged metrics (generation/*)"
+
+
+def judge_lines(summary: RunSummary, width: int = 220) -> list[str]:
+    """Return what the judge did, in words: scored by which judge, or why no judge scored and that its
+    metrics are unscored (not 0); then one line per kind of question it gave no verdict on."""
+    judge = summary.judge
+    status = summary.layers.get("generation") or (judge.status if judge else "unscored: no judge")
+    if judge is None or judge.status != "scored":
+        why = status.removeprefix("unscored: ")
+        absent = judge.absent if judge is not None else None
+        if absent == "no-judge":
+            return [f"no judge (--no-judge): {JUDGED} were not computed; counted as unscored, not 0"]
+        if absent == "not-configured":
+            return [f"no judge configured: {JUDGED} are counted as unscored, not 0 (docs/how-to/judge.md)"]
+        if absent == "unreachable":
+            return [f"{why}: {JUDGED} are unscored, not 0; start it, fix [judge] in curate.toml, or pass "
+                    f"--no-judge"]
+        return [f"generation layer: {status}"]
+    config = judge.config or {}
+    lines = [f"generation layer: scored by model {config.get('model')} at {config.get('base_url')}"]
+    for kind, n in sorted(judge.unscored.items(), key=lambda kv: (-kv[1], kv[0])):
+        example = judge.unscored_examples.get(kind)
+        line = (f"the judge gave no verdict on {n} question{'s' if n != 1 else ''}: {kind}"
+                + (f", e.g. {' '.join(example.split())}" if example else "") + "; those metrics are unscored")
+        lines.append(line if len(line) <= width else line[:width - 1] + "…")
+    return lines
+
+
+def _shown(path: Path) -> str:
+    """Return a path as a reader would type it from here: relative when under the current folder."""
+    path = Path(os.path.abspath(path))
+    try:
+        path = path.relative_to(Path.cwd())
+    except ValueError:
+        pass
+    return shlex.quote(str(path))
+
+
+def next_steps(folder: Path, workspace_root: Path) -> list[str]:
+    """Return the lines that end a run: the run folder it wrote, and the commands that read it (show,
+    report, compare against the latest other run of the same release beside it, else BASE)."""
+    folder = Path(folder)
+    manifest = RunManifest.read(folder / MANIFEST)
+    others = []
+    for sibling in folder.parent.iterdir() if folder.parent.is_dir() else ():
+        if sibling != folder and (sibling / SUMMARY).is_file() and (sibling / MANIFEST).is_file():
+            try:
+                other = RunManifest.read(sibling / MANIFEST)
+            except Exception:  # noqa: BLE001 - a folder that is not a readable run is simply not suggested
+                continue
+            if other.content_sha256 == manifest.content_sha256:
+                others.append((other.started_at, sibling))
+    base = _shown(max(others)[1]) if others else "BASE"
+    here = Path.cwd().resolve()
+    root = Path(workspace_root).resolve()
+    where = "" if here == root or here.is_relative_to(root) else f" --workspace {_shown(root)}"
+    run = _shown(folder)
+    return [f"run folder: {run}",
+            f"next: evalrun show {run} --failures",
+            f"      evalrun report {run} --out {_shown(folder / 'report.html')}{where}",
+            f"      evalrun compare {base} {run}{where}   (BASE: "
+            + (f"{base}, the latest other run of {manifest.ref})" if others else f"another run of {manifest.ref})")]

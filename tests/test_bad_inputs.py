@@ -390,7 +390,7 @@ def base(tmp_path_factory) -> Path:
     """A workspace: KB 'docs' from tests/data, dataset 'faq', checked for leakage and released as v1."""
     root = tmp_path_factory.mktemp("bad-inputs") / "ws"
     workspace = init_workspace(root)
-    ingest(workspace, [DATA / "docs"], name="docs", size=120)
+    ingest(workspace, [DATA / "docs"], name="docs", chunk_size=120)
     import_items(workspace, DATA / "items.jsonl", dataset="faq", source="human", kb="docs")
     check_leakage(workspace, ref="faq", semantic=False)
     release(workspace, dataset="faq", message="v1")

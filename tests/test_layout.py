@@ -118,6 +118,46 @@ def test_no_import_cycle_in_either_package():
     assert _cycles(GRAPH) == []
 
 
+def _subpackages(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """Return {subpackage: the subpackages it imports} of one package: curate.X -> curate.Y for every
+    import of a module of curate.X (function-level ones included) of a module of curate.Y, X != Y
+    (a top-level module such as curate.workspace is its own; the package root is left out)."""
+    def part(module: str) -> str | None:
+        parts = module.split(".")
+        return f"{parts[0]}.{parts[1]}" if parts[0] == package and len(parts) > 1 else None
+    found: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if (here := part(module)) is None:
+            continue
+        found.setdefault(here, set()).update(t for t in map(part, targets) if t is not None and t != here)
+    return found
+
+
+def test_the_subpackage_graph_is_built_from_function_level_imports_too():
+    graph = {"p.a.m": {"p.b.n"}, "p.b.n": set(), "p.b.o": {"p.a"}, "p": {"p.a.m"}, "q.x": {"p.a.m"}}
+    assert _subpackages(graph, "p") == {"p.a": {"p.b"}, "p.b": {"p.a"}}
+    assert _cycles(_subpackages(graph, "p")) == [["p.a", "p.b"]]
+    # an import inside a function counts (`curate annotate serve` imports the server only when run)
+    assert "curate.annotate.server.process" in GRAPH["curate.cli.annotate"]
+
+
+def test_no_import_cycle_between_subpackages():
+    """curate.checks -> curate.release -> curate.dataset, never back: each capability sits on the
+    ones below it, whatever module or function the import is in."""
+    for package in PACKAGES:
+        assert _cycles(_subpackages(GRAPH, package)) == [], package
+
+
+def test_no_library_module_imports_a_command_line():
+    """The command lines sit on the libraries, never the other way round (the `python -m` entry
+    points, `__main__`, are command line too)."""
+    def command_line(module: str) -> bool:
+        return module.startswith(("curate.cli", "evalrun.cli")) or module.endswith(".__main__")
+    wrong = [f"{m} imports {t}" for m, ts in GRAPH.items() if not command_line(m) for t in ts
+             if t.startswith(("curate.cli", "evalrun.cli"))]
+    assert wrong == []
+
+
 def test_curate_never_imports_evalrun():
     assert not [f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("curate") for t in ts
                 if t.startswith("evalrun")]

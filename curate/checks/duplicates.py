@@ -16,6 +16,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -24,7 +25,7 @@ from curate.checks.clusters import Cluster, Edge, clusters
 from curate.checks.copies import chunk_groups, stored_groups, write_chunk_groups
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import InputError
-from curate.index.embeddings import SemanticPass, semantic_pass
+from curate.index.embeddings import Embed, SemanticPass, no_embedding, semantic_pass
 from curate.index.kb_index import KBIndex
 from curate.records import (
     UNRELEASED_STATUSES,
@@ -259,14 +260,23 @@ def numbers_of(question: str) -> Counter:
 def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], *, fuzzy_min: float = 90.0,
                            semantic: bool = True, semantic_min: float | None = None,
                            apart_numbers: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
+    """Return `question_clusters` of `items` with the workspace's embedding model (none unless
+    `semantic`); `semantic_min` None: the model's own threshold."""
+    def embed(questions: Sequence[str]) -> SemanticPass:
+        return semantic_pass(workspace, questions, semantic=semantic, threshold=semantic_min)
+    return question_clusters(items, fuzzy_min=fuzzy_min, embed=embed, apart_numbers=apart_numbers)
+
+
+def question_clusters(items: Sequence[EvalItem], *, fuzzy_min: float = 90.0, embed: Embed = no_embedding,
+                      apart_numbers: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
     """Return the clusters of alike questions among `items` (rejected items left out) and the
-    semantic pass behind them; `semantic_min` None: the embedding model's own threshold.
+    semantic pass behind them (`embed` of their questions: none by default).
 
     With `apart_numbers` (a list), a fuzzy or semantic match of two questions whose numbers or codes
     differ (`numbers_of`: 2025 against 2026, LG-4031 against LG-4032) joins nothing and is appended
     there instead: one character apart, they still ask different things."""
     live = [i for i in items if i.status != "rejected"]
-    found = semantic_pass(workspace, [asked(i.question) for i in live], semantic=semantic, threshold=semantic_min)
+    found = embed([asked(i.question) for i in live])
     edges = question_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable)
     if apart_numbers is not None:
         by_id = {i.id: i for i in live}
@@ -305,12 +315,14 @@ def resolve(cluster: Cluster, by_id: dict[str, EvalItem]) -> tuple[dict[str, str
 
 def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: bool = False,
                fuzzy_min: float = 90.0, semantic: bool = True, semantic_min: float | None = None,
-               near_min: float = 90.0, undo: Sequence[str] = ()) -> DupReport:
+               near_min: float = 90.0, undo: Sequence[str] = (), report: Path | None = None) -> DupReport:
     """Cluster alike questions of `dataset` (and, with `kb`, duplicate chunks of its snapshot);
     with `fix`, reject form-only duplicates and mark every other alike item for review (`resolve`);
     `semantic_min` None: the embedding model's own threshold; `undo` names duplicate-chunk groups (by
     group id) that are not copies: they are taken apart, taken out of every evidence, and never
-    formed again."""
+    formed again. With `report`, write the clusters and groups there as JSON."""
+    if report is not None:
+        workspace.refuse_state(report, field="report")
     if undo and not kb:
         raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
     for name, value, low, high in (("fuzzy-min", fuzzy_min, 0, 100), ("near-min", near_min, 0, 100),
@@ -323,12 +335,12 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         by_id = {i.id: i for i in items}
         found, used = find_question_clusters(workspace, items, fuzzy_min=fuzzy_min, semantic=semantic,
                                              semantic_min=semantic_min)
-        report = DupReport(clusters=found, conflicts={}, fixed=fix, semantic=used,
+        result = DupReport(clusters=found, conflicts={}, fixed=fix, semantic=used,
                            questions={m: by_id[m].question for c in found for m in c.members})
         for n, cluster in enumerate(found):
             disagreement = conflicts(cluster, by_id)
             if disagreement:
-                report.conflicts[n] = disagreement
+                result.conflicts[n] = disagreement
             if fix:
                 rejected, review = resolve(cluster, by_id)
                 for member, kept in rejected.items():
@@ -336,8 +348,8 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
                     by_id[member].duplicate_of = kept
                     by_id[member].set_status("rejected", f"duplicate of {kept} ({method} 100)",
                                              by="curate check-dups --fix")
-                report.rejected.update(rejected)
-                report.review.update(review)
+                result.rejected.update(rejected)
+                result.review.update(review)
         if kb and meta.kb_snapshot:
             index = KBIndex(workspace, meta.kb_snapshot)
             before = stored_groups(index)
@@ -348,21 +360,24 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
                     raise InputError(f"no duplicate-chunk group {gid} in KB snapshot {index.snapshot_id} "
                                      f"(groups: {', '.join(sorted(known)) or 'none'})", field="undo")
                 undone.append(known[gid])
-            report.chunk_groups, report.withheld = chunk_groups(index, near_min, [g.chunks for g in undone])
-            report.undone = [g.group_id for g in undone]
-            write_chunk_groups(index, report.chunk_groups, report.withheld, near_min, undone)
-            report.extended_evidence = extend_evidence(items, index.copies)
+            result.chunk_groups, result.withheld = chunk_groups(index, near_min, [g.chunks for g in undone])
+            result.undone = [g.group_id for g in undone]
+            write_chunk_groups(index, result.chunk_groups, result.withheld, near_min, undone)
+            result.extended_evidence = extend_evidence(items, index.copies)
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
-                  "label_conflicts": len(report.conflicts), "rejected": len(report.rejected),
-                  "review": len(report.review), "unreadable_questions": used.unreadable}
+                  "label_conflicts": len(result.conflicts), "rejected": len(result.rejected),
+                  "review": len(result.review), "unreadable_questions": used.unreadable}
         if too_long := too_long_for_fuzzy([i.question for i in items if i.status != "rejected"]):
             counts["too_long_for_fuzzy"] = too_long
-        if report.chunk_groups is not None:
-            counts["chunk_groups"] = len(report.chunk_groups)
+        if result.chunk_groups is not None:
+            counts["chunk_groups"] = len(result.chunk_groups)
         meta.checks.duplicates = DuplicatesCheck(
             kb_snapshot=meta.kb_snapshot,
-            items_sha256=items_digest([i for i in items if i.status not in UNRELEASED_STATUSES], ignore=DuplicatesCheck.IGNORES),
-            outcome="findings" if report.unresolved else "incomplete" if report.incomplete else "clean",
+            items_sha256=items_digest([i for i in items if i.status not in UNRELEASED_STATUSES],
+                                      ignore=DuplicatesCheck.IGNORES),
+            outcome="findings" if result.unresolved else "incomplete" if result.incomplete else "clean",
             counts=counts, settings={"fuzzy_min": fuzzy_min, "near_min": near_min, **used.settings()})
         store.save(meta, items)
-        return report
+    if report is not None:
+        result.write(report)
+    return result

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from curate.checks.difficulty import assess_difficulty, stale_grade
+from curate.checks.difficulty import grade, stale_grade
 from curate.checks.duplicates import check_dups as run_check_dups
 from curate.checks.leakage import LeakSettings
 from curate.checks.leakage import check_leakage as run_check_leakage
@@ -37,11 +37,9 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                no_semantic: bool, near_min: float, undo: tuple[str, ...], report_path: Path | None) -> None:
     """Cluster duplicate questions (exact, form, fuzzy, semantic) and report label conflicts (exit 1 if any found,
     or if the semantic pass could not run)."""
-    workspace = workspace_of(ctx)
-    if report_path:
-        workspace.refuse_state(report_path, field="report")
-    report = run_check_dups(workspace, dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min, semantic=not no_semantic,
-                            semantic_min=semantic_min, near_min=near_min, undo=undo)
+    report = run_check_dups(workspace_of(ctx), dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
+                            semantic=not no_semantic, semantic_min=semantic_min, near_min=near_min, undo=undo,
+                            report=report_path)
     if report.semantic and report.semantic.note:
         click.echo(report.semantic.note, err=True)
     out = console()
@@ -89,8 +87,6 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                             [(w.a, w.b, w.score, short(w.differs, 70)) for w in neighbours[:20]]))
         if report.undone:
             out.print(f"taken apart and kept apart: {', '.join(report.undone)}")
-    if report_path:
-        report.write(report_path)
     ctx.exit(EXIT_FINDINGS if report.unresolved or report.incomplete else 0)
 
 
@@ -120,11 +116,9 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
                   answer_min_chars_en: int) -> None:
     """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any is left open)."""
     settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
-    workspace = workspace_of(ctx)
-    if report_path:
-        workspace.refuse_state(report_path, field="report")
-    report = run_check_leakage(workspace, ref=ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
-                               reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic)
+    report = run_check_leakage(workspace_of(ctx), ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
+                               reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic,
+                               report=report_path)
     semantic, paraphrase = report.semantic, report.paraphrase
     if semantic and paraphrase and semantic.skipped and paraphrase.skipped and semantic.note and paraphrase.note:
         # both passes by meaning skipped (for one reason: the model): one line
@@ -169,8 +163,6 @@ def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None,
         out.print(f"excluded documents (evaluation leaves them out): {', '.join(sorted(set(report.newly_excluded)))}")
     if report.allowed_docs:
         out.print(f"allowed documents: {', '.join(report.allowed_docs)}")
-    if report_path:
-        report.write(report_path)
     ctx.exit(0 if report.record.outcome == "clean" else EXIT_FINDINGS)
 
 
@@ -217,7 +209,7 @@ def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: 
 def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool | None, k: int,
                        as_json: bool) -> None:
     """Measure difficulty features, grade easy/medium/hard, compare with the target mix (exit 1 on type misfits)."""
-    report = assess_difficulty(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k,
+    report = grade(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k,
                                notify=lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))

@@ -29,7 +29,7 @@ def kb() -> None:
 def kb_ingest(ctx: click.Context, paths: tuple[Path, ...], name: str, chunker: str | None,
               chunk_size: int | None, overlap: int | None, encoding: str) -> None:
     """Chunk .txt, .md and .jsonl documents into a snapshot (chunks keep source offsets)."""
-    manifest = ingest(workspace_of(ctx), list(paths), name=name, chunker=chunker, size=chunk_size,
+    manifest = ingest(workspace_of(ctx), list(paths), name=name, chunker=chunker, chunk_size=chunk_size,
                       overlap=overlap, encoding=encoding)
     click.echo(f"{name}: snapshot {manifest.snapshot_id} ({manifest.documents} documents, "
                f"{manifest.chunks} chunks, chunker {manifest.chunker.kind})")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -369,13 +369,27 @@ class SemanticPass:
                 "embedding_model": self.model, "semantic_min": self.semantic_min}
 
 
+Embed = Callable[[Sequence[str]], "SemanticPass"]
+"""What the pure cores of the checks take to compare questions by meaning: questions in, their
+`SemanticPass` out (`semantic_pass` bound to a workspace, or `no_embedding`)."""
+
+
+def no_embedding(questions: Sequence[str] = ()) -> SemanticPass:
+    """Return the pass of a check asked to compare no embeddings (`--no-semantic`).
+
+    >>> no_embedding(["a", "b"]).settings()["semantic"]
+    'skipped'
+    """
+    return SemanticPass(None, skipped="--no-semantic", chosen=True)
+
+
 def semantic_pass(workspace: Workspace, questions: Sequence[str], *, semantic: bool = True,
                   threshold: float | None = None) -> SemanticPass:
     """Return the embeddings of `questions` under the workspace's model and which of them it can read,
     or why there are none: asked not to (`semantic` False), no model set, or a model that cannot
     load (said in one line, the check goes on without it). `threshold` overrides the model's own."""
     if not semantic:
-        return SemanticPass(None, skipped="--no-semantic", chosen=True)
+        return no_embedding(questions)
     model = workspace.setting("embedding", "model")
     if len(questions) < 2:   # nothing to compare: nothing skipped
         return SemanticPass(model or None)

@@ -6,7 +6,7 @@ import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -49,6 +49,24 @@ class KBIndex:
     def open(cls, workspace: Workspace, ref: str | None) -> KBIndex:
         """Return the index of the snapshot `ref` names (see SnapshotStore.resolve)."""
         return cls(workspace, SnapshotStore(workspace).resolve(ref))
+
+    @classmethod
+    def of_chunks(cls, chunks: Sequence[Chunk], *, snapshot_id: str = "in-memory",
+                  copies: dict[str, list[str]] | None = None) -> KBIndex:
+        """Return the index of `chunks` held in memory: nothing is read or written (the input of the
+        checks' pure cores, and of tests); `copies` is chunk id -> its duplicate group, as
+        `check-dups --kb` stores it.
+
+        >>> from curate.kb import sha256_text
+        >>> text = "Refunds take 14 days."
+        >>> index = KBIndex.of_chunks([Chunk(chunk_id="c1", doc_id="faq", text=text, text_sha256=sha256_text(text))])
+        >>> index.folded, index.position
+        (['refundstake14days'], {'c1': 0})
+        """
+        index = cls.__new__(cls)
+        index.workspace, index.store, index.folder, index.snapshot_id = None, None, None, snapshot_id
+        index.__dict__.update(chunks=list(chunks), copies=dict(copies or {}))
+        return index
 
     @cached_property
     def chunks(self) -> list[Chunk]:
@@ -97,20 +115,25 @@ class KBIndex:
         return None
 
     def _lexical(self) -> tuple[list[str], NgramIndex]:
+        if self.folder is None:   # in memory
+            return self._lexical_of_chunks()
         stored = self._stored_lexical()
         if stored is not None:
             return stored
         with self.building():
             return self._stored_lexical() or self._build_lexical()
 
-    def _build_lexical(self) -> tuple[list[str], NgramIndex]:
-        folder = self.folder / "lexical"
+    def _lexical_of_chunks(self) -> tuple[list[str], NgramIndex]:
         folded = [fold(c.text) for c in self.chunks]
         # Each chunk is indexed with the start of the next chunk of its document, so a copy that
         # a chunker cut in two is still found whole by the chunk where it begins.
         following = [folded[after][:BRIDGE] if after is not None else ""
                      for _, after in (self.neighbours.get(i, (None, None)) for i in range(len(folded)))]
-        ngrams = NgramIndex.build([text + tail for text, tail in zip(folded, following)])
+        return folded, NgramIndex.build([text + tail for text, tail in zip(folded, following)])
+
+    def _build_lexical(self) -> tuple[list[str], NgramIndex]:
+        folder = self.folder / "lexical"
+        folded, ngrams = self._lexical_of_chunks()
         with atomic_directory(folder, replace=True) as tmp:
             (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
             ngrams.save(tmp)
@@ -135,6 +158,8 @@ class KBIndex:
 
     @cached_property
     def bm25(self) -> BM25:
+        if self.folder is None:   # in memory
+            return BM25.build([c.text for c in self.chunks], f"BM25 index of {self.snapshot_id}")
         folder = self.folder / f"bm25-v{BM25_VERSION}"
         if (folder / "done").exists():
             return BM25.load(folder, len(self.chunks))

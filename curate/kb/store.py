@@ -179,10 +179,12 @@ def _load_records(path: Path, model: type) -> tuple:
 
 
 def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: str | None = None,
-           size: int | None = None, overlap: int | None = None, encoding: str = "utf-8") -> SnapshotManifest:
-    """Read documents, chunk them and store the snapshot; return its manifest."""
+           chunk_size: int | None = None, overlap: int | None = None, encoding: str = "utf-8") -> SnapshotManifest:
+    """Return the manifest of the snapshot `name` made of the .txt, .md and .jsonl documents at
+    `paths`, chunked (`chunker` structure or fixed, `chunk_size` and `overlap` in characters; the
+    defaults are curate.toml's [kb]) with each chunk's offsets in its document."""
     chunker = chunker or workspace.setting("kb", "chunker", "structure")
-    size = size or int(workspace.setting("kb", "chunk_size", 500))
+    size = chunk_size or int(workspace.setting("kb", "chunk_size", 500))
     overlap = overlap if overlap is not None else int(workspace.setting("kb", "chunk_overlap", 50))
     if chunker not in ("fixed", "structure"):
         raise InputError(f"unknown chunker {chunker!r} (fixed or structure)", field="chunker")
@@ -199,7 +201,9 @@ def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: s
 
 def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str = "utf-8",
                   skip_invalid: bool = False) -> tuple[SnapshotManifest, list[InputError]]:
-    """Store production chunks as they are; return the manifest and the lines skipped."""
+    """Return the manifest of the snapshot `name` made of the production chunks at `path` (JSONL:
+    chunk_id, doc_id, text, optional start/end and metadata), stored as they are, and the lines
+    skipped (bad lines raise InvalidRecords unless `skip_invalid`)."""
     chunks, skipped = read_production_chunks(Path(path), encoding, skip_invalid)
     manifest = SnapshotStore(workspace).write(name, [], chunks, ChunkerSettings(kind="imported"),
                                               sources=[str(path)])

@@ -15,7 +15,7 @@ from pathlib import Path
 from curate.dataset import DatasetStore, check_current, parse_ref
 from curate.dataset.staleness import stale_checks
 from curate.errors import CurateError, IntegrityError, NotFound
-from curate.failures.batches import FailureBatches, changelog_lines
+from curate.dataset.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
 from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, now

@@ -9,25 +9,18 @@ from pathlib import Path
 
 import click
 
-from curate import InputError, WorkspaceError
+from curate import WorkspaceError
 from curate.cli import EXIT_FINDINGS, console, table, workspace_of
-from evalrun.cli.run import WORKSPACE
+from evalrun.api import compare as compare_runs_of
+from evalrun.cli.run import WORKSPACE, named_workspace
 from evalrun.views import format_summary
-from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import (
     ALPHA,
     CORRECTIONS,
     CompareRow,
     Comparison,
-    compare_runs,
-    release_items,
-    scored_run,
-)
-from evalrun.compare.gate import (
     GateResult,
-    apply_gate,
-    read_gate,
-    refuse_diagnostic,
+    release_items,
 )
 from evalrun.compare.history import (
     DROPS,
@@ -185,32 +178,13 @@ def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...],
     shown. A different KB snapshot, judge model or prompt version, or a degraded run, is reported
     first as not a controlled comparison. Shown: the overall rows and the subsets that differ
     significantly (--all: every row)."""
-    if allow_weak_rules and gate is None:
-        raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
-    rules, source = None, None
-    try:
-        workspace = workspace_of(ctx, command_workspace)
-    except WorkspaceError:
-        if gate == "":
-            raise
-        workspace = None
-    # The gate file is read first: a bad one is refused before any run is read or computed.
-    if gate == "":
-        rules, source = read_gate(workspace.config_path), str(workspace.config_path)
-    elif gate is not None:
-        rules, source = read_gate(Path(gate)), gate
-    base_run, new_run = scored_run(base), scored_run(new)
-    checked = check_comparable(base_run, new_run)
-    if rules is not None:
-        refuse_diagnostic(str(new), checked.new_diagnostic)  # before any computing
-    items = release_items(workspace, new_run) or release_items(workspace, base_run)
-    comparison = compare_runs(base_run, new_run, items=items, metrics=metrics, alpha=alpha, correction=correction,
-                              checked=checked)
-    result = apply_gate(rules, comparison, source, allow_weak_rules=allow_weak_rules) if rules is not None else None
+    comparison = compare_runs_of(base, new, gate=True if gate == "" else gate,
+                                 workspace=named_workspace(ctx, command_workspace),
+                                 metrics=metrics, correction=correction, alpha=alpha,
+                                 allow_weak_rules=allow_weak_rules)
+    result = comparison.gate
     if as_json:
-        data = comparison.model_dump(mode="json")
-        data["gate"] = result.model_dump(mode="json") if result else None
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         print_comparison(comparison, show_all)
         if show_flips:

@@ -5,19 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from curate import CurateError, InputError, Releases, load_release, parse_ref
 from curate.cli import workspace_of
+from evalrun.api import run as run_release
+from evalrun.api import workspace_from
 from evalrun.cli.show import print_summary
 from evalrun.records import MAX_JUDGE_REPEATS, MAX_K, RunSettings
-from evalrun.runner import run
 from evalrun.scoring.failures import export_failures
-from evalrun.views import ATTRIBUTIONS
+from evalrun.views import ATTRIBUTIONS, next_steps
 from evalrun.scoring.trec import export_run
 
 WORKSPACE = click.option("--workspace", "-w", "command_workspace", type=click.Path(file_okay=False, path_type=Path),
                          help="The curate workspace (default: the root --workspace, else found from here up).")
+
+
+def named_workspace(ctx: click.Context, explicit: Path | None) -> Path | None:
+    """Return the workspace folder the command names (its own --workspace, else the root's), or None: the
+    library function then finds it from here up, after checking the options (a bad option is named first)."""
+    return explicit or ctx.find_root().params.get("workspace")
 
 
 def parse_ks(text: str) -> list[int]:
@@ -58,7 +64,8 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 
 @click.command("run")
 @click.option("--dataset", "ref", required=True, help="The release to run: NAME@vN.")
-@click.option("--target", help="module:function (called with the question, returns a trace) or http(s)://URL.")
+@click.option("--target", help="path/to/file.py:function or module:function (called with the question, returns a "
+              "trace), or http(s)://URL.")
 @click.option("--traces", type=click.Path(dir_okay=False, path_type=Path),
               help="Traces a system already logged (JSONL), or a TREC run file (retrieval only).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Run folder (default: runs/NAME-vN-TIME).")
@@ -82,29 +89,28 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
 @click.option("--judge-repeats", type=click.IntRange(1, MAX_JUDGE_REPEATS), default=1, show_default=True,
               help="Judge each answer this many times (each repeat asked anew): the first verdicts score, the others "
               "measure the judge's own flip rate, which `evalrun compare --flips` holds item flips against.")
+@click.option("--no-judge", is_flag=True, help="Ask no judge (none is contacted): the judged metrics are not "
+              "computed and counted as unscored, not 0; everything else is scored.")
 @WORKSPACE
 @click.pass_context
 def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, max_response_bytes,
                 precision_denominator, oracle_context, allow_unchecked, exclude_errors, price_input, price_output,
-                judge_repeats, command_workspace) -> None:
+                judge_repeats, no_judge, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart.
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
     resumed run is scored with the settings it was started with (K, precision, --exclude-errors,
     prices: its manifest's) and by the judge it was started with: with another judge endpoint or model
     configured, --resume is refused before any call."""
-    try:
-        settings = RunSettings(ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
-                               max_response_bytes=max_response_bytes,
-                               oracle_context=oracle_context, allow_unchecked=allow_unchecked,
-                               exclude_errors=exclude_errors,
-                               precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output, judge_repeats=judge_repeats)
-    except ValidationError as exc:
-        raise InputError.from_validation(exc) from None
-    folder = run(workspace_of(ctx, command_workspace), ref=ref, target=target, traces=traces, out=out,
-                 resume=resume, settings=settings)
-    print_summary(folder)
+    workspace = named_workspace(ctx, command_workspace)
+    done = run_release(ref, target=target, traces=traces, workspace=workspace, out=out,
+                       resume=resume, ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
+                       max_response_bytes=max_response_bytes, precision_denominator=precision_denominator,
+                       oracle_context=oracle_context, allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
+                       price_input=price_input, price_output=price_output, judge_repeats=judge_repeats,
+                       no_judge=no_judge)
+    print_summary(done.folder)
+    click.echo("\n".join(["", *next_steps(done.folder, workspace_from(workspace).root)]))
 
 
 @click.command("export-run")

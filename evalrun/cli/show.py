@@ -8,6 +8,7 @@ import fnmatch
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from curate import InputError
 from curate.cli import console, table
@@ -18,7 +19,9 @@ from evalrun.views import (
     LEXICAL,
     attribution_names,
     format_summary,
+    judge_lines,
     other_names,
+    problem_lines,
     retrieval_names,
 )
 
@@ -34,21 +37,23 @@ def _headline(summary: RunSummary) -> list[str]:
              f"({summary.answerable} answerable, {summary.unanswerable} unanswerable); target {run.target}"]
     failed = sum(summary.failed_items.values())
     if failed:
-        how = ", ".join(f"{n} {why}" for why, n in sorted(summary.failed_items.items()))
+        how = escape(", ".join(f"{n} {why}" for why, n in sorted(summary.failed_items.items())))
         lines.append(f"[bold]{failed} items whose target failed[/bold] ({how}): "
                      + ("left out of every metric (--exclude-errors)" if _excluded(summary) else
                         "scored as a system that returned nothing; 'n (k failed)' below counts them"))
-    if summary.unscored_items or summary.problems:
-        problems = ", ".join(f"{n} {k}" for k, n in sorted(summary.problems.items()))
+    if summary.unscored_items:
         lines.append(f"[bold]{summary.unscored_items} items have unscored metrics[/bold]"
-                     + (f"; problems: {problems}" if problems else ""))
+                     + (", and trace problems:" if summary.problems else ""))
+    elif summary.problems:
+        lines.append("[bold]trace problems:[/bold]")
+    lines.extend(f"  {escape(line)}" for line in problem_lines(summary))
     for label, ids in summary.apart.items():
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         lines.append(f"[bold]{len(ids)} items scored apart ({label})[/bold], in no other figure: {shown}")
     gate = summary.leakage_gate
     if gate.status != "clean":
         lines.append(f"[bold]LEAKAGE UNCHECKED (--allow-unchecked): {gate.problem}[/bold]")
-    lines.append(f"generation layer: {summary.layers.get('generation')}")
+    lines.extend(escape(line) for line in judge_lines(summary))
     return lines
 
 
@@ -62,7 +67,7 @@ def print_summary(folder: Path) -> None:
     summary = scored_run(folder).summary
     out = console()
     for line in _headline(summary):
-        out.print(line)
+        out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     overall = summary.metrics.get("all", {})
     rows = []
     for name in retrieval_names(overall):
@@ -129,7 +134,7 @@ def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
                     for label in labels if name in summary.metrics[label])
     out = console()
     for line in _headline(summary):
-        out.print(line)
+        out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     out.print(table(f"every metric by {field}", ("metric", field, "mean", "95% CI", "n"), rows))
     out.print(INTERVALS)
 

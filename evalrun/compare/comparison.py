@@ -76,6 +76,18 @@ class TradeOff(Record):
     change: float | None = Field(None, description="Relative change (NEW - BASE) / BASE, when BASE is not 0.")
 
 
+class GateResult(Record):
+    """What the gate decided: every rule checked, and the ones that failed, one line each."""
+
+    source: str = Field(description="Where the rules came from.")
+    passed: bool = Field(description="Every rule held (and none was unable to fail, unless --allow-weak-rules).")
+    checked: list[str] = Field(default_factory=list, description="Every rule checked, one line each.")
+    failed: list[str] = Field(default_factory=list, description="The rules that failed, one line each.")
+    weak: list[str] = Field(default_factory=list, description="Guards that could not have failed whatever NEW did "
+                            "(too few pairs for any p-value to get below alpha after the correction), one line "
+                            "each; they fail the gate unless --allow-weak-rules.")
+
+
 class Comparison(Record):
     """A comparison of NEW against BASE, as `evalrun compare --json` prints it."""
 
@@ -103,6 +115,8 @@ class Comparison(Record):
                                   "to fail and back, with their attribution before and after.")
     flip_counts: list[FlipCount] = Field(default_factory=list, description="Per 0/1 metric, its flips, held against "
                                          "the judge's own flip rate where a run measured it (--judge-repeats).")
+    gate: GateResult | None = Field(None, description="The gate's verdict, when the comparison was held to one "
+                                    "(--gate); None otherwise.")
 
     def row(self, metric: str, subset: str = "all") -> CompareRow | None:
         """Return the row of one metric on one subset, if it was compared."""

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from curate import CurateError, InputError, Record, loads_toml, read_toml
-from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison
+from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison, GateResult
 from evalrun.compare.stats import RESAMPLES, holm, smallest_p
 
 TABLE = "gate"
@@ -100,18 +100,6 @@ class GateRules(Record):
             raise ValueError(f"{value:g} allows a {value:g}-fold rise and cannot fail in practice: at most "
                              f"{MAX_RISE:g}, or leave the rule out")
         return value
-
-
-class GateResult(Record):
-    """What the gate decided: every rule checked, and the ones that failed, one line each."""
-
-    source: str = Field(description="Where the rules came from.")
-    passed: bool = Field(description="Every rule held (and none was unable to fail, unless --allow-weak-rules).")
-    checked: list[str] = Field(default_factory=list, description="Every rule checked, one line each.")
-    failed: list[str] = Field(default_factory=list, description="The rules that failed, one line each.")
-    weak: list[str] = Field(default_factory=list, description="Guards that could not have failed whatever NEW did "
-                            "(too few pairs for any p-value to get below alpha after the correction), one line "
-                            "each; they fail the gate unless --allow-weak-rules.")
 
 
 def _line_of(text: str, key: str | None) -> int | None:

@@ -27,6 +27,8 @@ STYLE = {"svg.fonttype": "none", "svg.hashsalt": "evalrun-report", "font.family"
          "axes.edgecolor": "#888", "axes.titlesize": 10, "axes.titleweight": "bold"}
 COLOURS = ["#3b6fb6", "#e08a2e", "#4a9c5d", "#b8473d", "#7a5aa6", "#7f7f7f"]
 WIDTH = 7.5   # inches at 96 dpi: the width of the page's text column
+TOP, BOTTOM = 0.35, 0.5   # inches kept above the axes (a title) and below them (the x labels)
+MIN_HEIGHT = TOP + BOTTOM + 0.4   # a chart of one bar still has room for its axes
 
 
 def label_inches(labels: Sequence[str], size: float = 9.0) -> float:
@@ -47,7 +49,7 @@ def _margins(figure: Figure, labels: Sequence[str], legend: Sequence[str] = ()) 
     width, height = figure.get_size_inches()
     left = min(0.6, (label_inches(labels) + 0.25) / width)
     right = 1 - min(0.35, (label_inches(legend, 8.0) + 0.45) / width) if legend else 0.97
-    figure.subplots_adjust(left=left, right=right, top=1 - 0.35 / height, bottom=0.5 / height)
+    figure.subplots_adjust(left=left, right=right, top=1 - TOP / height, bottom=BOTTOM / height)
 
 
 def _svg(figure: Figure) -> str:
@@ -66,8 +68,10 @@ def _svg(figure: Figure) -> str:
 
 
 def _figure(height: float) -> Figure:
+    """Return a figure of the page's width, at least MIN_HEIGHT high: below it, the margins for the
+    title and the x labels would leave the axes no room (one bar, one stage)."""
     with matplotlib.rc_context(STYLE):
-        return Figure(figsize=(WIDTH, height), dpi=96)
+        return Figure(figsize=(WIDTH, max(height, MIN_HEIGHT)), dpi=96)
 
 
 def _measure_cjk() -> None:

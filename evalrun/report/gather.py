@@ -12,7 +12,8 @@ relevant evidence groups R non-empty and anchored; items scored apart left out, 
   (generation/correctness = 1); unjudged items are counted apart, never as failures.
 
 An item whose trace reports no context is counted in candidates only, and its "context not
-reported" is counted beside the funnel.
+reported" is counted beside the funnel; one whose trace reports no candidates is in no step (its
+candidate metrics are unscored) and is counted below the funnel.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Funnel:
     items: int
     stages: list[FunnelStage]
     no_context: int = 0        # traces that do not report their context (in candidates only)
+    no_candidates: int = 0     # traces that do not report their candidates (in no step of the funnel)
     unjudged: Counter = field(default_factory=Counter)   # in-context items without a verdict, by reason
 
 
@@ -146,7 +148,7 @@ def _reached(inputs: ReportInputs, item: EvalItem, known: dict[str, str], exclud
     grades, chunk_group = target
     trace = inputs.traces.get(item.id)
     if trace is None or row.failed:
-        trace = Trace(item_id=item.id, question=item.question, context=[])   # scored as returning nothing
+        trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])   # returned nothing
 
     def depth(ids: list[str] | None) -> float | None:
         """Return the rank at which the last relevant group first appears (inf: never)."""
@@ -174,7 +176,9 @@ def funnels(inputs: ReportInputs) -> list[Funnel]:
     run = inputs.run
     known = {chunk_id: chunk.doc_id for chunk_id, chunk in inputs.chunks.items()}
     excluded = set(run.manifest.leakage_gate.excluded_docs)
-    reached = [r for r in (_reached(inputs, item, known, excluded) for item in inputs.items) if r is not None]
+    found = [_reached(inputs, item, known, excluded) for item in inputs.items]
+    no_candidates = sum(r is not None and r[0] is None for r in found)
+    reached = [r for r in found if r is not None and r[0] is not None]
     judged = any(isinstance(r[3], float) for r in reached)
     cites = any(trace.citations for trace in inputs.traces.values()) or any(
         (row.generation or {}).get("citation_verdicts") for row in inputs.rows.values())
@@ -203,7 +207,8 @@ def funnels(inputs: ReportInputs) -> list[Funnel]:
                               None if cites else "not measured: no answer of this run cites a chunk"),
                   FunnelStage("answer correct (judge)", counts["correct"] if judged else None,
                               None if judged else f"not judged: {judge_status or 'no judge'}")]
-        result.append(Funnel(k=k, items=len(reached), stages=stages, no_context=no_context, unjudged=unjudged))
+        result.append(Funnel(k=k, items=len(reached), stages=stages, no_context=no_context, unjudged=unjudged,
+                             no_candidates=no_candidates))
     return result
 
 

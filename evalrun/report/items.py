@@ -172,7 +172,8 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
         if target is not None:
             entry.update(_funnel_marks(target, trace, row))
         if trace is not None:
-            entry["c"] = [[chunk(p.chunk_id, p.text), group(p.chunk_id), p.score] for p in trace.candidates]
+            entry["c"] = (None if trace.candidates is None else
+                          [[chunk(p.chunk_id, p.text), group(p.chunk_id), p.score] for p in trace.candidates])
             entry["x"] = (None if trace.context is None else
                           [[chunk(p.chunk_id, p.text), group(p.chunk_id)] for p in trace.context])
             if trace.answer is not None:
@@ -210,12 +211,16 @@ def _funnel_marks(target: tuple[dict, dict], trace, row) -> dict:
     grades, chunk_group = target
     if trace is None or (row is not None and row.failed):
         return {"rk": 0, "ic": 0, "cd": 0}
-    rank = next((n + 1 for n, p in enumerate(trace.candidates) if p.chunk_id in chunk_group), 0)
+    rank = (None if trace.candidates is None else
+            next((n + 1 for n, p in enumerate(trace.candidates) if p.chunk_id in chunk_group), 0))
     in_context = None
     if trace.context is not None:
         in_context = int(not set(grades) - {g for p in trace.context for g in chunk_group.get(p.chunk_id, ())})
     cited = int(bool(row is not None and cited_ids(trace, row) & set(chunk_group)))
-    return {"rk": rank, "ic": in_context, "cd": cited}
+    marks = {"ic": in_context, "cd": cited}
+    if rank is not None:   # no candidates reported: no rank, shown as "–"
+        marks["rk"] = rank
+    return marks
 
 
 def _scores(entry: dict, row, position: int, values: dict, metrics: _Table, reasons: _Table,

@@ -16,9 +16,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from curate import (
     CurateError,
@@ -49,9 +50,13 @@ from evalrun.runner.targets import (
     Target,
     TargetFailed,
     Unholdable,
+    callable_name,
+    callable_target,
     check_logged,
     describe,
     http_target,
+    importable,
+    is_file_target,
     json_value,
     logged_traces,
     python_target,
@@ -147,7 +152,7 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
-    judge = configured_judge(workspace)
+    judge = configured_judge(workspace, settings.no_judge)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
                        judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
                        target=description, diagnostic=settings.oracle_context, settings=settings,
@@ -155,9 +160,13 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
 
 
 def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: Path | None, folder: Path,
-                   settings: RunSettings) -> str:
+                   settings: RunSettings, python: bool = False) -> str:
     """Return the `evalrun run ... --resume` command that finishes the run in `folder` as it was
-    started (the calls' settings; K, prices and the rest are the manifest's)."""
+    started (the calls' settings; K, prices and the rest are the manifest's); with `python` (a callable
+    the command line cannot name), the `evalrun.run(...)` call that does."""
+    if python:
+        return (f"evalrun.run({ref!r}, target={target.partition(':')[2] or target}, out={str(folder)!r}, "
+                f"resume=True, workspace={str(workspace.root)!r}) with the same settings")
     args = ["evalrun", "run", "--dataset", ref, *(["--target", target] if target else ["--traces", str(traces)]),
             "--out", str(folder), "--resume"]
     defaults = RunSettings()
@@ -167,7 +176,8 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
             args += [option, repr(getattr(settings, field))]
     args += [flag for flag, on in (("--oracle-context", settings.oracle_context),
                                    ("--allow-unchecked", settings.allow_unchecked),
-                                   ("--exclude-errors", settings.exclude_errors)) if on]
+                                   ("--exclude-errors", settings.exclude_errors),
+                                   ("--no-judge", settings.no_judge)) if on]
     return shlex.join([*args, "--workspace", str(workspace.root)])
 
 
@@ -203,9 +213,13 @@ def _append_logged(logged: LoggedTraces, todo: list[EvalItem], traces: Path, log
         log.append(record)
 
 
-def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Path | None = None,
-        out: Path | None = None, resume: bool = False, settings: RunSettings | None = None) -> Path:
-    """Run the system over the release `ref` (NAME@vN) into a run folder and return the folder."""
+def run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | None = None,
+        traces: Path | None = None, out: Path | None = None, resume: bool = False,
+        settings: RunSettings | None = None) -> Path:
+    """Run the system over the release `ref` (NAME@vN) into a run folder and return the folder.
+
+    `target`: "module:function", an http(s):// URL, or a Python callable called as "module:function"
+    is (`evalrun.runner.targets.callable_target`)."""
     settings = settings or RunSettings()
     name, version = parse_ref(ref)
     if version is None:
@@ -218,6 +232,9 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     # working folder (on import or on a call) does not move where the run reads or writes.
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
     traces = Path(os.path.abspath(traces)) if traces is not None else None
+    if isinstance(target, str) and is_file_target(target):   # the --resume command works from any folder too
+        where, _, function = target.rpartition(":")
+        target = f"{os.path.abspath(where)}:{function}"
     folder = Path(out) if out else workspace.root / "runs" / f"{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))   # resolved once; never over the workspace's state
     release, items = load_release(Releases(workspace, name).path(version))
@@ -226,8 +243,13 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     # target leaves nothing behind.
     logged = logged_traces(traces) if traces is not None else None
     stray = check_logged(logged, traces, [i.id for i in items], ref) if logged is not None else None
-    call = None
-    if target is not None:
+    call, target_name = None, target
+    if callable(target):
+        call, target_name = callable_target(target, settings.oracle_context), callable_name(target)
+    elif target is not None and not isinstance(target, str):
+        raise InputError(f"a target is a Python callable, 'module:function' or an http(s):// URL, not "
+                         f"{type(target).__name__}", field="target")
+    elif target is not None:
         call = (http_target(target, settings.timeout, settings.max_response_bytes)
                 if target.startswith(("http://", "https://")) else python_target(target, settings.oracle_context))
     if folder.exists() and not resume and any(folder.iterdir()):
@@ -235,7 +257,8 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
     folder.mkdir(parents=True, exist_ok=True)
     if stray:
         print(f"evalrun: warning: {stray}", file=sys.stderr, flush=True)
-    finish = _resume_command(workspace, ref, target, traces, folder, settings)
+    finish = _resume_command(workspace, ref, target_name, traces, folder, settings,
+                             python=callable(target) and not importable(target_name))
     # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
     with writing(folder, f"run folder {folder}", wait=False, clean=[(folder, 1)]):
         manifest_path = folder / MANIFEST
@@ -245,14 +268,17 @@ def run(workspace: Workspace, *, ref: str, target: str | None = None, traces: Pa
                 raise CurateError(f"{folder} is a run of another release ({previous.ref}); not resuming it")
             # Scoring asks the judge configured now: a resumed run keeps the judge it started with, or its
             # manifest and summary would name different judges.
-            changed = judge_difference(previous.judge, configured_judge(workspace))
+            if settings.no_judge != previous.settings.no_judge:
+                raise CurateError(f"{folder} was started {'without' if settings.no_judge else 'with'} --no-judge: "
+                                  f"finish it as it was started, or run into a new --out; not resuming it")
+            changed = judge_difference(previous.judge, configured_judge(workspace, previous.settings.no_judge))
             if changed:
                 raise CurateError(f"{folder} keeps the judge it started with, and the judge differs ({changed}): "
                                   f"configure that judge again (curate.toml [judge], CURATE_JUDGE_BASE_URL, "
                                   f"CURATE_JUDGE_MODEL) to finish this run, or run into a new --out; not resuming it")
         else:
             kind = logged.kind if logged is not None else "trace"
-            _manifest(workspace, ref, release, describe(target, traces, settings.oracle_context, kind), settings,
+            _manifest(workspace, ref, release, describe(target_name, traces, settings.oracle_context, kind), settings,
                       gate).write(manifest_path)
         log = TraceLog(folder / TRACES)
         todo = [i for i in items if i.id not in read_traces(log.path)]

@@ -4,7 +4,9 @@ before it is recorded."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import json
 import math
 import re
@@ -122,15 +124,79 @@ def json_value(value: Any) -> Any:
     return top[0]
 
 
-def python_target(spec: str, oracle: bool = False) -> Target:
-    """Return a target calling `module:function(question)`; with `oracle`, `module.generate(question, context)`."""
-    module_name, _, function_name = spec.partition(":")
-    if not module_name or not function_name:
-        raise InputError(f"--target {spec!r}: expected module:function or http(s)://...", field="target")
+def is_file_target(spec: str) -> bool:
+    """Return whether a --target names a file (path/to/rag.py:answer) rather than a module (rag:answer).
+
+    >>> is_file_target("systems/rag.py:answer"), is_file_target("rag.py:answer"), is_file_target("rag:answer")
+    (True, True, False)
+    >>> is_file_target("http://127.0.0.1:8000/rag")
+    False
+    """
+    if spec.startswith(("http://", "https://")):
+        return False
+    where = spec.rpartition(":")[0]
+    return where.endswith(".py") or "/" in where or "\\" in where
+
+
+def _looked_in() -> str:
+    """Return the folders of Python's path, in the order import searches them (hooks left out)."""
+    return ", ".join(entry or "." for entry in sys.path if Path(entry or ".").exists())
+
+
+def _import_file(path: Path, spec: str):
+    """Return the module of a Python file, loaded by its path; its folder goes first on Python's path,
+    so that it imports its neighbours as it would when run from there."""
+    if not path.is_file() and path.suffix != ".py" and path.with_suffix(".py").is_file():
+        path = path.with_suffix(".py")
+    if not path.is_file():
+        raise InputError(f"no file {path}", field="target")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    name = f"evalrun_target_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+    found = importlib.util.spec_from_file_location(name, path)
+    if found is None or found.loader is None:
+        raise InputError(f"--target {spec!r}: {path} cannot be loaded as Python", field="target")
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module   # registered first, as import does: dataclasses and pickling look it up
+    try:
+        found.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _import_module(module_name: str):
+    """Return the module `module_name`, imported with the current folder first on Python's path; one
+    that is nowhere on the path is an InputError saying where it was looked for."""
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise InputError(f"cannot import {module_name}: no module {exc.name!r} on Python's path (looked in "
+                             f"{_looked_in()}); run from the folder that holds it, or give its file: "
+                             f"--target path/to/{module_name.replace('.', '/')}.py:FUNCTION",
+                             field="target") from None
+        raise
+
+
+def python_target(spec: str, oracle: bool = False) -> Target:
+    """Return a target calling `module:function(question)` or `path/to/file.py:function(question)`
+    (the file loaded by its path, from any folder); with `oracle`, `generate(question, context)` of
+    that module."""
+    module_name, _, function_name = spec.rpartition(":")
+    if not module_name or not function_name:
+        raise InputError(f"--target {spec!r}: expected module:function, path/to/file.py:function or "
+                         f"http(s)://...", field="target")
+    by_path = is_file_target(spec)
+    if by_path:
+        module_name = str(Path(module_name).absolute())
+    try:
+        module = _import_file(Path(module_name), spec) if by_path else _import_module(module_name)
+    except InputError:
+        raise
     except BaseException as exc:  # a module calling sys.exit on import is a bad --target too
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -144,6 +210,33 @@ def python_target(spec: str, oracle: bool = False) -> Target:
     def call(item_id: str, question: str, context: list[dict] | None) -> Any:
         return function(question, context) if oracle else function(question)
     return call
+
+
+def callable_target(function: Callable[..., Any], oracle: bool = False) -> Target:
+    """Return a target calling the Python callable `function(question)`, as `module:function` is called;
+    with `oracle`, `function(question, context)` (a `def answer(question, context=None)` serves both)."""
+    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
+        return function(question, context) if oracle else function(question)
+    return call
+
+
+def callable_name(function: Callable[..., Any]) -> str:
+    """Return `module:name` of a Python callable, as a run's manifest names its target.
+
+    >>> import os.path
+    >>> callable_name(os.path.basename)
+    'posixpath:basename'
+    """
+    module = getattr(function, "__module__", None) or type(function).__module__
+    name = getattr(function, "__qualname__", None) or type(function).__qualname__
+    return f"{module}:{name}"
+
+
+def importable(name: str) -> bool:
+    """Return whether `module:name` (from `callable_name`) can be given back as --target: a function defined
+    at the top of a module, not in a script run as __main__ or inside another function."""
+    module, _, qualname = name.partition(":")
+    return module != "__main__" and qualname.isidentifier()
 
 
 def http_target(url: str, timeout: float, max_bytes: int) -> Target:

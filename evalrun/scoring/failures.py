@@ -39,7 +39,7 @@ def failure_rows(workspace: Workspace, folder: Path, *, attributions: tuple[str,
         if not why:
             continue
         trace, _, _ = read_trace(run.traces.get(item.id), item)   # none: the failure is still one
-        answer, retrieved = (trace.answer, [c.chunk_id for c in trace.candidates]) if trace else (None, [])
+        answer, retrieved = (trace.answer, [c.chunk_id for c in trace.candidates or []]) if trace else (None, [])
         rows.append({"id": item.id, "question": item.question, "answer": answer, "retrieved_ids": retrieved,
                      "tags": [FAILURE_TAG, *why], "run_id": run_id})
     return rows

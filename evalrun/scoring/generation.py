@@ -58,6 +58,8 @@ MAX_CONTEXT = 4000   # characters of the whole context shown to the judge
 NO_CONTEXT = "the trace reports no context (no 'context' key)"
 METRICS = ("generation/correctness", "generation/completeness", "generation/key_points_contradicted",
            "generation/faithfulness", "generation/hallucination_rate", "generation/answer_relevance")
+NO_JUDGE = "not computed: --no-judge (no judge was asked)"
+NOT_CONFIGURED = "no judge configured"
 
 
 def prompt(name: str, language: str) -> Prompt:
@@ -305,9 +307,11 @@ def judge_agreement(rows: Iterable[ItemScores]) -> dict[str, JudgeAgreement]:
             for name in METRICS if items[name]}
 
 
-def configured_judge(workspace: Workspace) -> dict:
+def configured_judge(workspace: Workspace, no_judge: bool = False) -> dict:
     """Return the judge configured now, as a run's manifest records it: its public settings, or
-    {"unavailable": why there is none}."""
+    {"unavailable": why there is none} (`no_judge`: --no-judge, whatever is configured)."""
+    if no_judge:
+        return {"unavailable": "--no-judge"}
     try:
         return resolve_judge(workspace).public()
     except CurateError as exc:
@@ -324,24 +328,36 @@ def _judge_unreachable(config: JudgeConfig) -> str | None:
         return f"judge endpoint {config.base_url} not reachable ({type(exc).__name__})"
 
 
-def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
-                 answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
-                 repeats: int = 1, problems: Counter | None = None) -> JudgeReport:
-    """Score the generation layer through the workspace's judge into `rows` (by item id) for the
-    traces that have an answer; return what the judge did, or why it could not. `problems` counts, by
-    kind, the items whose rows got a problem (a judge usage that is no token count)."""
+def _no_judge(workspace: Workspace, no_judge: bool) -> tuple[JudgeConfig | None, str | None, str | None]:
+    """Return (the judge's settings, why no judge scores the run, which kind of why): `no_judge`
+    contacts none; a configured one is asked whether it answers at all."""
+    if no_judge:
+        return None, NO_JUDGE, "no-judge"
     try:
         config = resolve_judge(workspace)
-        reason = _judge_unreachable(config)
     except InputError as exc:
-        config, reason = None, str(exc)
+        if exc.field == "judge":   # neither base_url nor model set anywhere
+            return None, NOT_CONFIGURED, "not-configured"
+        return None, str(exc), "misconfigured"
+    reason = _judge_unreachable(config)
+    return config, reason, "unreachable" if reason else None
+
+
+def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
+                 answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
+                 repeats: int = 1, problems: Counter | None = None, no_judge: bool = False) -> JudgeReport:
+    """Score the generation layer through the workspace's judge into `rows` (by item id) for the
+    traces that have an answer; return what the judge did, or why it could not (`no_judge`: none is
+    asked). `problems` counts, by kind, the items whose rows got a problem (a judge usage that is no
+    token count)."""
+    config, reason, absent = _no_judge(workspace, no_judge)
     if reason is not None:
         for item in items:
             trace = answered.get(item.id)
             if item.answerable and trace is not None and not trace.error and not trace.is_refusal():
                 for name in METRICS:
                     rows[item.id].unscored[name] = reason
-        return JudgeReport(status=f"unscored: {reason}", prompt_versions=GENERATION.versions())
+        return JudgeReport(status=f"unscored: {reason}", absent=absent, prompt_versions=GENERATION.versions())
     judge = Judge(config, workspace.root / "cache" / "judge")
     scored = score_generation({i.id: i for i in items}, answered, chunk_texts, judge, evidence_in_context, repeats)
     for item_id, result in scored.items():
@@ -354,11 +370,18 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
         if result["problems"] and problems is not None:
             problems["invalid judge usage"] += 1
     stats = judge.stats
+    examples: dict[str, str] = {}
+    for item_id, result in scored.items():
+        for name, why in result["unscored"].items():
+            for kind in stats.unscored:   # a kind is the reason without its details: how it starts
+                if why.startswith(kind):
+                    examples.setdefault(kind, f"{item_id} {name}: {why}")
     if stats.scrubbed:
         print(f"evalrun: warning: {stats.scrubbed} answers of the judge quoted its API key (an echoed Authorization "
               "header?): the key was replaced by *** before they were cached or scored", file=sys.stderr, flush=True)
     return JudgeReport(status="scored", config=config.public(), prompt_versions=GENERATION.versions(),
                        requests=stats.requests, cache_hits=stats.cache_hits, prompt_tokens=stats.prompt_tokens,
                        completion_tokens=stats.completion_tokens, cost=stats.cost, unscored=dict(stats.unscored),
+                       unscored_examples=examples,
                        usage_left_out=stats.usage_left_out,
                        repeats=repeats, agreement=judge_agreement(rows[i] for i in scored) if repeats > 1 else {})

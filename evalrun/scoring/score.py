@@ -10,7 +10,9 @@ Nothing vanishes from a mean in silence:
   `--exclude-errors` leaves such items out instead: each of their metrics is unscored with the
   reason.
 - A trace that does not report its context (the key left out) has its context metrics unscored
-  with that reason; an empty context is scored (nothing reached the model).
+  with that reason; an empty context is scored (nothing reached the model). The same for the
+  candidates: a trace without the key has its candidate metrics unscored (a problem of that item,
+  counted: "no candidates"), and its failure attribution is read from its context.
 - A key a trace may not hold is a problem of that item, named with the field it was probably
   meant to be, and counted.
 - An item whose evidence lies in documents the leakage check excluded is scored apart: under
@@ -58,6 +60,7 @@ from evalrun.scoring.summary import RETRIEVAL, summarize
 
 LAYERS = ("candidates", "context")
 NO_CONTEXT = "the trace reports no context (no 'context' key)"
+NO_CANDIDATES = "the trace reports no candidates (no 'candidates' key)"
 TREC_RUN = "a TREC run has no final context or answer"
 
 
@@ -122,12 +125,14 @@ class _Scorer:
         self.runs: dict[str, dict[str, list[str]]] = {layer: {} for layer in LAYERS}
         self.no_layer: dict[str, dict[str, str]] = {layer: {} for layer in LAYERS}
         self.problems: Counter = Counter()
+        self.examples: dict[str, str] = {}   # kind -> the first item's problem, in full
         for item in items:
             self.rows[item.id] = self._score(item, run.traces.get(item.id))
 
     def _problem(self, row: ItemScores, kind: str, text: str) -> None:
         row.problems.append(text)
         self.problems[kind] += 1
+        self.examples.setdefault(kind, f"{row.item_id}: {text}")
 
     def _score(self, item: EvalItem, record: TraceRecord | None) -> ItemScores:
         row = ItemScores(item_id=item.id, answerable=item.answerable)
@@ -137,12 +142,13 @@ class _Scorer:
             row.failed = failure
             self._problem(row, failure.split(":")[0], failure)
             row.attribution.append("target_failed")
-            trace = Trace(item_id=item.id, question=item.question, context=[])  # a system that returned nothing
+            trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
-        missing = sorted({p.chunk_id for p in trace.candidates + (trace.context or []) if p.chunk_id not in self.known})
+        missing = sorted({p.chunk_id for p in (trace.candidates or []) + (trace.context or [])
+                          if p.chunk_id not in self.known})
         if missing:
             self._problem(row, "unknown chunk id", f"unknown chunk ids: {', '.join(missing[:5])}")
         if trace.error:
@@ -155,10 +161,12 @@ class _Scorer:
         if apart:
             row.apart = f"evidence in documents the leakage check excluded: {', '.join(apart[:5])}"
         layers = {layer: layer_ids(trace, layer, self.known, self.excluded) for layer in LAYERS}
+        if layers["candidates"] is None:
+            self._problem(row, "no candidates", f"{NO_CANDIDATES}: its candidate metrics are unscored")
         no_context = TREC_RUN if trec else NO_CONTEXT
         refusal = None if trec else ("" if failure else refusal_of(trace, item.language))
         if item.answerable:
-            self._retrieval(item, row, layers, no_context)
+            self._retrieval(item, row, layers, {"candidates": NO_CANDIDATES, "context": no_context})
             if refusal:
                 row.attribution.append("false_refusal")
                 self.refused.add(item.id)
@@ -172,7 +180,10 @@ class _Scorer:
                 if failure is None and not refusal:
                     self.answered[item.id] = trace
         else:
-            row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
+            if layers["candidates"] is None:
+                row.unscored["unanswerable/retrieved"] = NO_CANDIDATES
+            else:
+                row.values["unanswerable/retrieved"] = float(len(layers["candidates"]))
             if trec:
                 row.unscored["unanswerable/correct_refusal"] = TREC_RUN
             else:
@@ -187,7 +198,7 @@ class _Scorer:
             row.refusal = refusal
         return row
 
-    def _retrieval(self, item: EvalItem, row: ItemScores, layers: dict, no_context: str) -> None:
+    def _retrieval(self, item: EvalItem, row: ItemScores, layers: dict, unreported: dict[str, str]) -> None:
         target = retrieval_qrels(item)
         if isinstance(target, str):
             row.unscored["retrieval"] = target
@@ -196,7 +207,7 @@ class _Scorer:
         self.qrels[item.id], self.groups[item.id] = grades, chunk_group
         for layer in LAYERS:
             if layers[layer] is None:
-                self.no_layer[layer][item.id] = no_context
+                self.no_layer[layer][item.id] = unreported[layer]
             else:
                 self.runs[layer][item.id] = layers[layer]
         found = {layer: {g for c in ids for g in chunk_group.get(c, ())}
@@ -205,7 +216,9 @@ class _Scorer:
         if context is not None and not set(grades) - context:
             self.evidence_in_context.add(item.id)
         if row.failed is None:
-            if set(grades) - found["candidates"]:
+            # without candidates, what retrieval found is read from the context: a miss there is a miss
+            retrieved = found.get("candidates", context)
+            if retrieved is not None and set(grades) - retrieved:
                 row.attribution.append("retrieval_miss")
             elif context is not None and set(grades) - context:
                 row.attribution.append("context_cut")
@@ -213,7 +226,7 @@ class _Scorer:
         if not points:
             return
         if layers["context"] is None:
-            row.unscored["context/key_point_coverage"] = no_context
+            row.unscored["context/key_point_coverage"] = unreported["context"]
             return
         in_context = {e.evidence_id for e in item.evidence if set(e.chunk_ids) & set(layers["context"])}
         row.values["context/key_point_coverage"] = sum(bool(set(k.evidence_ids) & in_context)
@@ -278,7 +291,7 @@ def score_run(workspace: Workspace, folder: Path,
     """
     run = read_run(folder)
     manifest = run.manifest
-    judge_now = configured_judge(workspace)
+    judge_now = configured_judge(workspace, manifest.settings.no_judge)
     if changed := judge_difference(manifest.judge, judge_now):   # the manifest and summary name one judge
         raise CurateError(f"{folder} is scored by the judge its manifest names, and the judge configured now "
                           f"differs ({changed}): configure that judge again, or run into a new --out")
@@ -291,7 +304,8 @@ def score_run(workspace: Workspace, folder: Path,
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
     judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
-                         manifest.settings.judge_repeats, problems=scorer.problems)
+                         manifest.settings.judge_repeats, problems=scorer.problems,
+                         no_judge=manifest.settings.no_judge)
     for item in items:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):
@@ -309,6 +323,7 @@ def score_run(workspace: Workspace, folder: Path,
     ordered = [scorer.rows[i.id] for i in items]
     failed_ms = [r.elapsed_ms for r in run.traces.values() if r.error is not None and r.elapsed_ms is not None]
     summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms)
+    summary.problem_examples = {kind: scorer.examples[kind] for kind in summary.problems if kind in scorer.examples}
     summary.judge = judge
     summary.layers["generation"] = judge.status
     atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json", exclude_none=True)

@@ -88,8 +88,9 @@ def trec_run(workspace: Workspace, folder: Path, *, layer: str = "candidates", c
             counts[key] = counts.get(key, 0) + 1
             continue
         ids = layer_ids(trace, layer, known, excluded)
-        if ids is None:  # the trace reports no context: evalrun leaves its context unscored
-            counts["without a context"] = counts.get("without a context", 0) + 1
+        if ids is None:  # the trace reports no such layer: evalrun leaves its metrics unscored
+            key = f"without {'a context' if layer == 'context' else 'candidates'}"
+            counts[key] = counts.get(key, 0) + 1
             continue
         if not chunks:
             target = retrieval_qrels(item) if item.answerable else "unanswerable"

@@ -63,14 +63,32 @@ def test_the_tutorial_runs_as_written(chains, page):
     assert outcome.problem is None, outcome.problem
 
 
+# The curate functions "The same in Python" calls (the README's steps, as the library names them).
+README_CURATE_API = ("init_workspace", "ingest", "import_items", "split", "grade", "check_leakage", "release")
+
+
+def missing_curate_api() -> list[str]:
+    """Return the functions of README_CURATE_API that curate does not export (yet)."""
+    import curate
+    return [name for name in README_CURATE_API if not callable(getattr(curate, name, None))]
+
+
 @pytest.mark.tutorial
 def test_the_readme_quickstart_runs_as_written(tmp_path):
     steps = docs.steps(README, hidden_ok=False)
     assert [s.text for s in steps if s.text.startswith("evalrun report")], "the quickstart ends without a report"
+    assert [s for s in steps if s.kind == "python"], "the README shows no quickstart in Python"
+    missing = missing_curate_api()
+    if missing:   # the commands' quickstart still runs; only its Python twin waits for curate's functions
+        steps = [s for s in steps if s.kind != "python"]
     outcome = docs.run(steps, tmp_path)
     assert outcome.problem is None, outcome.problem
     report = tmp_path / "work" / "hr-eval" / "runs" / "first" / "report.html"
     assert report.stat().st_size > 10_000
+    if missing:
+        pytest.skip(f"README's 'The same in Python' not run: curate does not export {', '.join(missing)} yet")
+    written = sorted((tmp_path / "work" / "hr-eval" / "py-eval" / "runs").glob("hr-v1-*/report.html"))
+    assert len(written) == 1 and written[0].stat().st_size > 10_000
 
 
 def test_the_conventions_catch_what_a_page_gets_wrong(tmp_path):

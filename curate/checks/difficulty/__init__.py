@@ -2,8 +2,8 @@
 medium or hard (`rule`), the target mix and a balanced subset (`mix`), and measuring a dataset
 (`measure`), with dense ranks only when they are honest and quick (`dense`)."""
 
-from curate.checks.difficulty.measure import DifficultyReport, ItemDifficulty, assess_difficulty, stale_grade
+from curate.checks.difficulty.measure import DifficultyReport, ItemDifficulty, grade, stale_grade
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 
-__all__ = ["DifficultyReport", "DifficultyRules", "ItemDifficulty", "assess_difficulty", "classify", "stale_grade",
+__all__ = ["DifficultyReport", "DifficultyRules", "ItemDifficulty", "classify", "grade", "stale_grade",
            "type_misfit"]

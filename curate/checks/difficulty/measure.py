@@ -182,9 +182,9 @@ def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *,
     return measured, ranks
 
 
-def assess_difficulty(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance: int | None = None,
-                      dense: bool | None = None, k: int = 100, rules: DifficultyRules | None = None,
-                      notify: Callable[[str], None] | None = None) -> DifficultyReport:
+def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance: int | None = None,
+          dense: bool | None = None, k: int = 100, rules: DifficultyRules | None = None,
+          notify: Callable[[str], None] | None = None) -> DifficultyReport:
     """Return the measured difficulty of a draft dataset's items (rejected and quarantined ones left
     out); store each item's features and difficulty, tag a balanced subset when asked, and record
     the summary in the dataset's checks (`difficulty`).

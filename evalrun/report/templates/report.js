@@ -245,18 +245,24 @@
       out.push(el("div", {class: "cols"}, el("div", {}, left), el("div", {}, right)));
       if (item.c !== undefined) {
         const context = item.x === null ? null : new Set((item.x || []).map(([c]) => c));
-        const golds = item.c.filter(([, g]) => g !== null).length;
-        out.push(el("h4", {}, `Candidates (${item.c.length}, ${golds} holding relevant evidence)`),
-                 el("ol", {class: "passages"}, item.c.map(([c, gold, score], n) =>
-                   passage(c, {gold, score, rank: n + 1, inContext: context === null ? undefined : context.has(c)}))));
+        if (item.c === null) {
+          out.push(el("h4", {text: "Candidates"}), el("p", {class: "notice", text: "The trace does not report its candidates."}));
+        } else {
+          const golds = item.c.filter(([, g]) => g !== null).length;
+          out.push(el("h4", {}, `Candidates (${item.c.length}, ${golds} holding relevant evidence)`),
+                   el("ol", {class: "passages"}, item.c.map(([c, gold, score], n) =>
+                     passage(c, {gold, score, rank: n + 1, inContext: context === null ? undefined : context.has(c)}))));
+        }
         if (item.x === null) {
           out.push(el("h4", {text: "Context"}), el("p", {class: "notice", text: "The trace does not report its context."}));
         } else {
-          const dropped = item.c.filter(([c]) => !context.has(c));
           out.push(el("h4", {}, `Context sent to the model (${item.x.length})`),
-                   el("ol", {class: "passages"}, item.x.map(([c, gold]) => passage(c, {gold}))),
-                   el("h4", {}, `Cut: candidates not in the context (${dropped.length}, ${dropped.filter(([, g]) => g !== null).length} holding relevant evidence)`),
-                   el("ol", {class: "passages"}, dropped.map(([c, gold, score]) => passage(c, {gold, score, inContext: false}))));
+                   el("ol", {class: "passages"}, item.x.map(([c, gold]) => passage(c, {gold}))));
+          if (item.c !== null) {
+            const dropped = item.c.filter(([c]) => !context.has(c));
+            out.push(el("h4", {}, `Cut: candidates not in the context (${dropped.length}, ${dropped.filter(([, g]) => g !== null).length} holding relevant evidence)`),
+                     el("ol", {class: "passages"}, dropped.map(([c, gold, score]) => passage(c, {gold, score, inContext: false}))));
+          }
         }
       } else {
         out.push(el("p", {class: "notice", text: "No trace: the target returned nothing usable for this item."}));

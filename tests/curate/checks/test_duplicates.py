@@ -73,7 +73,7 @@ def test_duplicate_chunks_become_equivalence_groups(handbook, data_dir):
     copy = data_dir / "docs" / "errors-copy.zh.md"
     text = (data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8")
     copy.write_text(text.replace("本文列出", "本页列出"), encoding="utf-8")   # a near copy of the whole page
-    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
     groups, withheld = chunk_groups(KBIndex(workspace, snapshot))
     pairs = sorted(tuple(g.chunks) for g in groups)
@@ -99,7 +99,7 @@ def test_items_imported_later_get_the_copies_too(handbook, data_dir, tmp_path):
     workspace = handbook.workspace
     copy = data_dir / "docs" / "errors-copy.zh.md"
     copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
-    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
     handbook("check-dups", "--dataset", "faq", "--kb", "--no-semantic", code=1)
     _import(workspace, tmp_path, [{"id": "late", "question": "令牌签名无效怎么办？",
@@ -123,7 +123,7 @@ def test_copies_that_differ_in_a_year_or_a_negation_are_never_joined(handbook, d
     (data_dir / "docs" / "brochure-2018.zh.md").write_text(brochure.format(year=2018, n=150, neg=""), encoding="utf-8")
     (data_dir / "docs" / "brochure-2019.zh.md").write_text(brochure.format(year=2019, n=150, neg="不"),
                                                             encoding="utf-8")
-    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=60).snapshot_id
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=60).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
     groups, withheld = chunk_groups(KBIndex(workspace, snapshot))
     joined = {c for g in groups for c in g.chunks}
@@ -140,7 +140,7 @@ def test_a_group_can_be_undone_and_stays_undone(handbook, data_dir, tmp_path):
     workspace = handbook.workspace
     copy = data_dir / "docs" / "errors-copy.zh.md"
     copy.write_text((data_dir / "docs" / "errors.zh.md").read_text(encoding="utf-8"), encoding="utf-8")
-    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    snapshot = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120).snapshot_id
     handbook("remap", "--dataset", "faq", "--kb", snapshot)
     first = check_dups(workspace, dataset="faq", kb=True, semantic=False)
     t1 = lambda: next(i for i in DatasetStore(workspace).items("faq") if i.id == "t-1")  # noqa: E731

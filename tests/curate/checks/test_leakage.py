@@ -113,7 +113,7 @@ def test_a_copy_cut_in_two_by_the_chunker_is_found(workspace, tmp_path):
     doc = tmp_path / "kb" / "pasted.txt"
     doc.parent.mkdir()
     doc.write_text("背景说明" * 5 + "请问网关的默认限流阈值是多少次每分钟呢" + "后续内容" * 5, encoding="utf-8")
-    manifest = ingest(workspace, [doc.parent], name="kb", chunker="fixed", size=30, overlap=0)
+    manifest = ingest(workspace, [doc.parent], name="kb", chunker="fixed", chunk_size=30, overlap=0)
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"id": "c-1", "question": "网关的默认限流阈值是多少次每分钟？", "answerable": False},
                                 ensure_ascii=False) + "\n", encoding="utf-8")
@@ -127,7 +127,7 @@ def test_release_can_be_checked_against_another_snapshot(leaky, data_dir):
     check_leakage(workspace, ref="leaky", fix="quarantine", semantic=False)
     release(workspace, dataset="leaky", message="v1")
     (data_dir / "docs" / "faq.zh.md").unlink()
-    newer = ingest(workspace, [data_dir / "docs"], name="docs", size=400)
+    newer = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=400)
     report = check_leakage(workspace, ref="leaky@v1", kb=newer.snapshot_id, semantic=False)
     assert report.clean and report.kb_snapshot == newer.snapshot_id
     recorded = workspace.datasets_dir / "leaky" / "checks" / f"leakage-v1-{newer.snapshot_id}.json"
@@ -183,7 +183,7 @@ def _checked(workspace, tmp_path, docs: dict[str, str], items: list[dict], name:
     folder.mkdir()
     for file, text in docs.items():
         (folder / file).write_text(text, encoding="utf-8")
-    manifest = ingest(workspace, [folder], name=name, size=400)
+    manifest = ingest(workspace, [folder], name=name, chunk_size=400)
     source = tmp_path / f"{name}.jsonl"
     source.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     import_items(workspace, source, dataset=name, source="human", kb=manifest.snapshot_id)

@@ -154,7 +154,7 @@ def _priced_kb(workspace, tmp_path):
     docs.mkdir()
     (docs / "pricing.en.md").write_text(PRICES, encoding="utf-8")
     from curate.kb import ingest
-    ingest(workspace, [docs], name="pricing", size=400)
+    ingest(workspace, [docs], name="pricing", chunk_size=400)
 
 
 @pytest.mark.parametrize("quote, differs", [
@@ -195,7 +195,7 @@ def test_qtype_is_decided_after_evidence_reaches_chunk_copies(workspace, tmp_pat
     docs.mkdir()
     (docs / "a.zh.md").write_text("# 售后\n\n" + sentence, encoding="utf-8")
     (docs / "b.zh.md").write_text("# 退款\n\n" + sentence, encoding="utf-8")
-    ingest(workspace, [docs], name="shop", size=40)
+    ingest(workspace, [docs], name="shop", chunk_size=40)
     first = _write_jsonl(tmp_path / "first.jsonl", [{"question": "售后？", "evidence": [sentence]}])
     import_items(workspace, first, dataset="shop", source="human", kb="shop")
     check_dups(workspace, dataset="shop", kb=True, semantic=False)

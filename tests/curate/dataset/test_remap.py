@@ -12,7 +12,7 @@ def _evidence(workspace):
 def test_rechunked_snapshot_keeps_every_evidence(handbook, data_dir):
     workspace = handbook.workspace
     before = _evidence(workspace)
-    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", size=40, overlap=8)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", chunk_size=40, overlap=8)
     report = remap(workspace, dataset="faq", kb=target.snapshot_id)
     assert report.unmapped == [] and sum(report.mapped.values()) == len(before) == 5
     after = _evidence(workspace)
@@ -38,7 +38,7 @@ def test_moved_text_is_found_by_search_and_lost_text_is_reported(handbook, data_
     text = text.replace("本文列出", "新增的一段说明。\n\n本文列出")  # shifts every offset
     text = text.replace("LG-4291 表示请求超过了每分钟的限额。默认限额为每个密钥每分钟 600 次请求？企业版可以调高到 6000 次。", "限流规则见单独的页面。")
     doc.write_text(text, encoding="utf-8")
-    target = ingest(workspace, [data_dir / "docs"], name="docs", size=120)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120)
     result = handbook("remap", "--dataset", "faq", "--kb", "docs", code=1)
     assert "unmapped 2" in result.stdout and "t-3" in result.stdout
     after = {i.id: i for i in DatasetStore(workspace).items("faq")}
@@ -56,7 +56,7 @@ def test_dry_run_writes_nothing(handbook, data_dir):
     workspace = handbook.workspace
     path = workspace.datasets_dir / "faq" / "items.jsonl"
     before = path.read_bytes()
-    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", size=50, overlap=0)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", chunk_size=50, overlap=0)
     result = handbook("remap", "--dataset", "faq", "--kb", target.snapshot_id, "--dry-run")
     assert "dry run" in result.stdout and path.read_bytes() == before
 
@@ -81,7 +81,7 @@ def test_remap_onto_production_chunks_with_offsets(handbook, data_dir, tmp_path)
 def test_interrupted_save_is_reconciled_from_the_items(handbook, data_dir, monkeypatch):
     """A remap killed between writing the items and the dataset record loses nothing."""
     workspace = handbook.workspace
-    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", size=50, overlap=0)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="fixed", chunk_size=50, overlap=0)
     import curate.records.base as module  # where every record is written
     real = module.atomic_write_json
     monkeypatch.setattr(module, "atomic_write_json", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -99,7 +99,7 @@ def test_evidence_across_a_boundary_the_chunker_trimmed_maps_to_both_chunks(hand
     """The structure chunker drops the white space between sentences it puts in different chunks:
     evidence spanning those sentences belongs to both (it once got no chunk and still counted as mapped)."""
     workspace = handbook.workspace
-    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="structure", size=60)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunker="structure", chunk_size=60)
     report = remap(workspace, dataset="faq", kb=target.snapshot_id)
     assert report.unmapped == []
     for evidence in _evidence(workspace).values():
@@ -111,7 +111,7 @@ def test_evidence_across_a_boundary_the_chunker_trimmed_maps_to_both_chunks(hand
 def test_remap_with_lost_text_exits_1_and_lists_why(handbook, data_dir):
     doc = data_dir / "docs" / "upgrade.en.md"
     doc.write_text("# Upgrading Lumen Gateway\n\nNothing left here.\n", encoding="utf-8")
-    target = ingest(handbook.workspace, [data_dir / "docs"], name="docs", size=120)
+    target = ingest(handbook.workspace, [data_dir / "docs"], name="docs", chunk_size=120)
     result = handbook("remap", "--dataset", "faq", "--kb", target.snapshot_id, code=1)
     assert "unmapped 0" not in result.stdout and "its text is not in the snapshot" in result.stdout
     lost = [i for i in DatasetStore(handbook.workspace).items("faq") if i.status == "needs_evidence"]
@@ -127,7 +127,7 @@ def test_a_quote_whose_number_changed_is_not_rebound_and_goes_to_review(handbook
     upgrade = data_dir / "docs" / "upgrade.en.md"
     upgrade.write_text(upgrade.read_text(encoding="utf-8").replace("from 15 seconds to 30 seconds",
                                                                    "from 15 seconds to 60 seconds"), encoding="utf-8")
-    ingest(workspace, [data_dir / "docs"], name="docs", size=120)
+    ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120)
     before = _evidence(workspace)
     result = handbook("remap", "--dataset", "faq", "--kb", "docs", code=1)
     line = result.stdout.splitlines()[0]
@@ -157,7 +157,7 @@ def test_the_returned_report_puts_old_and_new_text_side_by_side(handbook, data_d
     doc = data_dir / "docs" / "errors.zh.md"
     doc.write_text(doc.read_text(encoding="utf-8").replace("LG-4031 表示访问令牌已过期。", "LG-4039 表示访问令牌已过期。"),
                    encoding="utf-8")
-    target = ingest(workspace, [data_dir / "docs"], name="docs", size=120)
+    target = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120)
     path = workspace.datasets_dir / "faq" / "items.jsonl"
     unchanged = path.read_bytes()
     report = remap(workspace, dataset="faq", kb=target.snapshot_id, dry_run=True)
@@ -188,7 +188,7 @@ def _bridge_workspace(workspace, tmp_path):
     filler = "以下内容摘自公开的工程资料，供内部培训使用。"
     paragraphs = [filler + "".join(FACTS_ZH[n:n + 3]) + filler for n in range(0, 12, 3)]
     (docs / "bridge.zh.md").write_text("# 港珠澳大桥\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
-    source = ingest(workspace, [docs], name="bridge", chunker="structure", size=200)
+    source = ingest(workspace, [docs], name="bridge", chunker="structure", chunk_size=200)
     path = tmp_path / "items.jsonl"
     path.write_text(json.dumps({"id": "facts", "question": "港珠澳大桥的主要数据有哪些？", "evidence": FACTS_ZH},
                                ensure_ascii=False) + "\n", encoding="utf-8")
@@ -204,7 +204,7 @@ def test_rechunking_through_quotes_keeps_every_required_group(workspace, tmp_pat
     docs, _ = _bridge_workspace(workspace, tmp_path)
     (item,) = DatasetStore(workspace).items("bridge")
     assert len(item_groups(item)) == 12
-    target = ingest(workspace, [docs], name="bridge", chunker="fixed", size=24, overlap=4)
+    target = ingest(workspace, [docs], name="bridge", chunker="fixed", chunk_size=24, overlap=4)
     report = remap(workspace, dataset="bridge", kb=target.snapshot_id)
     assert report.unmapped == [] and report.changed == [] and report.groups_changed == []
     (item,) = DatasetStore(workspace).items("bridge")
@@ -226,14 +226,14 @@ def test_an_item_whose_group_count_changes_is_reported(workspace, tmp_path, cura
     docs.mkdir()
     (docs / "a.zh.md").write_text("# 售后\n\n" + sentence, encoding="utf-8")
     (docs / "b.zh.md").write_text("# 退款\n\n" + sentence, encoding="utf-8")
-    ingest(workspace, [docs], name="shop", size=40)
+    ingest(workspace, [docs], name="shop", chunk_size=40)
     path = tmp_path / "items.jsonl"
     path.write_text(json.dumps({"id": "refund", "question": "退款要在多久内申请？", "evidence": [
         {"text": sentence, "doc_id": "a.zh.md"}, {"text": sentence[2:], "doc_id": "b.zh.md"}]},
         ensure_ascii=False) + "\n", encoding="utf-8")
     import_items(workspace, path, dataset="shop", source="human", kb="shop")
     (docs / "c.en.md").write_text("# Shipping\n\nOrders ship within two working days.", encoding="utf-8")
-    target = ingest(workspace, [docs], name="shop", size=60)
+    target = ingest(workspace, [docs], name="shop", chunk_size=60)
     assert target.snapshot_id != DatasetStore(workspace).meta("shop").kb_snapshot
     index = KBIndex(workspace, target.snapshot_id)
     groups, withheld = chunk_groups(index)

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from curate.dataset import DatasetStore
-from curate.failures.batches import FailureBatches
+from curate.dataset.batches import FailureBatches
 from curate.release import Releases
 from tests.curate.failures.conftest import NOVEMBER, PLANTED, write_log
 

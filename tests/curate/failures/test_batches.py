@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from curate.dataset import DatasetStore
-from curate.failures.batches import FailureBatches
+from curate.dataset.batches import FailureBatches
 from tests.support.processes import Watched
 
 ROOT = Path(__file__).resolve().parents[3]

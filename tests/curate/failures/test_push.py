@@ -3,7 +3,7 @@ among their candidates, and no planted personal data reaches Argilla."""
 
 import uuid
 
-from curate.failures.batches import FailureBatches
+from curate.dataset.batches import FailureBatches
 from tests.curate.failures.conftest import PLANTED
 from tests.curate.failures.test_add import assert_nothing_planted
 from tests.support.argilla import owner_client

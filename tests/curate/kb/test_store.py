@@ -7,17 +7,17 @@ from curate.kb import SnapshotStore, import_chunks, ingest
 
 
 def test_same_content_gives_same_snapshot_id(workspace, data_dir):
-    first = ingest(workspace, [data_dir / "docs"], name="docs", chunker="structure", size=120)
-    second = ingest(workspace, [data_dir / "docs"], name="docs-again", chunker="structure", size=120)
+    first = ingest(workspace, [data_dir / "docs"], name="docs", chunker="structure", chunk_size=120)
+    second = ingest(workspace, [data_dir / "docs"], name="docs-again", chunker="structure", chunk_size=120)
     assert first.snapshot_id == second.snapshot_id
     assert SnapshotStore(workspace).all_ids() == [first.snapshot_id]
 
 
 def test_changed_content_or_chunking_gives_new_snapshot(workspace, data_dir):
-    base = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
-    other_size = ingest(workspace, [data_dir / "docs"], name="docs", size=60).snapshot_id
+    base = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120).snapshot_id
+    other_size = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=60).snapshot_id
     (data_dir / "docs" / "upgrade.en.md").write_text("# Upgrading\n\nNothing to see.\n", encoding="utf-8")
-    other_text = ingest(workspace, [data_dir / "docs"], name="docs", size=120).snapshot_id
+    other_text = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=120).snapshot_id
     assert len({base, other_size, other_text}) == 3
     store = SnapshotStore(workspace)
     assert store.names()["docs"] == [base, other_size, other_text]

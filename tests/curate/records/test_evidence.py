@@ -2,7 +2,7 @@
 
 import json
 
-from curate.checks.difficulty import assess_difficulty
+from curate.checks.difficulty import grade
 from curate.dataset import DatasetStore, import_items
 from curate.kb import SnapshotStore
 from curate.records import EvalItem, Evidence, evidence_groups
@@ -78,7 +78,7 @@ def test_import_and_difficulty_use_the_rule(handbook):
     import_items(ws, path, dataset="faq", source="human")
     item = next(i for i in DatasetStore(ws).items("faq") if i.id == "two-in-one")
     assert item.qtype == "single" and len(evidence_groups(item.evidence)) == 1
-    report = assess_difficulty(ws, dataset="faq", dense=False)
+    report = grade(ws, dataset="faq", dense=False)
     assert next(g for g in report.items if g.id == "two-in-one").features["evidence_groups"] == 1.0
 
 

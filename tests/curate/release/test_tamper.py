@@ -270,7 +270,7 @@ def test_an_empty_or_stray_version_folder_is_never_reused(handbook):
 
 def test_concurrent_releases_take_turns(handbook, monkeypatch):
     """Two releases at once: the second waits, finds v1 and nothing changed, instead of writing v1 too."""
-    import curate.release.store as store
+    from curate.release import store
 
     original = store.changes
 

@@ -5,3 +5,7 @@ SCRIPT: dict[str, dict] = {}
 
 def scripted(question: str) -> dict:
     return SCRIPT.get(question, {"candidates": [], "context": [], "answer": None, "refused": True})
+
+
+def broken(question: str) -> dict:
+    raise RuntimeError("index offline")

@@ -58,7 +58,7 @@ def test_long_texts_are_cut_counted_and_marked(scripted_run):
 
 
 def test_a_chunk_budget_cuts_chunk_texts_and_the_page_says_so(scripted_run, monkeypatch, tmp_path):
-    import evalrun.report.items as items
+    from evalrun.report import items
     curate, folder = scripted_run
     monkeypatch.setattr(items, "CHUNK_BUDGET", 100)
     written = write_report(folder, out=tmp_path / "r.html", workspace=curate.workspace)

@@ -52,7 +52,7 @@ def test_an_acceptance_lapses_when_the_matched_chunk_changes(leaky, data_dir):
     notes = data_dir / "docs" / "notes.en.md"
     notes.write_text(notes.read_text(encoding="utf-8").replace("From the training deck:", "From the new deck:"),
                      encoding="utf-8")
-    newer = ingest(workspace, [data_dir / "docs"], name="docs", size=400)
+    newer = ingest(workspace, [data_dir / "docs"], name="docs", chunk_size=400)
     report = check_leakage(workspace, ref="leaky@v1", kb=newer.snapshot_id, semantic=False)
     (lapsed,) = report.lapsed
     assert lapsed.item_id == "k-3" and lapsed.status == "open" and "the matched chunk changed" in lapsed.lapsed

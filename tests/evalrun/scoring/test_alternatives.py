@@ -23,7 +23,7 @@ def bridge(workspace, tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "news.zh.md").write_text(DOCS, encoding="utf-8")
     (tmp_path / "docs" / "distractor.en.md").write_text("Nothing about bridges.", encoding="utf-8")
-    ingest(workspace, [tmp_path / "docs"], name="news", size=40)
+    ingest(workspace, [tmp_path / "docs"], name="news", chunk_size=40)
     rows = [
         # five interchangeable positives for one fact: any one found counts
         {"id": "any", "question": "大桥什么时候开通？", "answers": ["2018年10月23日", "2018年10月"],

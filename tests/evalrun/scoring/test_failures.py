@@ -6,7 +6,7 @@ import json
 from click.testing import CliRunner
 
 from curate.dataset import DatasetStore
-from curate.failures.batches import FailureBatches
+from curate.dataset.batches import FailureBatches
 from evalrun.cli.main import cli as evalrun_cli
 from evalrun.runner import run
 from evalrun.scoring.failures import failure_rows

@@ -35,7 +35,7 @@ def build(workspace, tmp_path, docs: dict[str, str], fix: str | None = None):
     (tmp_path / "docs").mkdir()
     for name, text in docs.items():
         (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
-    ingest(workspace, [tmp_path / "docs"], name="help", size=80)
+    ingest(workspace, [tmp_path / "docs"], name="help", chunk_size=80)
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     import_items(workspace, path, dataset="help", source="human", kb="help")
@@ -106,6 +106,29 @@ def test_an_unknown_trace_key_is_named_with_a_suggestion_and_a_missing_context_i
     assert rows["refund"].values["context/recall@5"] == 0.0 and rows["refund"].attribution == ["context_cut"]
     recall = summary.metrics["all"]["context/recall@5"]
     assert (recall.n, recall.mean, recall.unscored) == (2, 0.5, {rows["reset"].unscored["context/recall@5"]: 1})
+
+
+def test_a_trace_without_candidates_leaves_candidate_metrics_unscored_and_is_counted(kb, tmp_path):
+    ids = chunks(kb)
+    rows, summary = score(kb, tmp_path, {
+        "reset": {"context": [ids["reset"]], "answer": "24 hours."},
+        "refund": {"context": [ids["office"]], "answer": "Five business days."},
+        "office": {"candidates": [], "context": [], "answer": "9 a.m."},
+        "tokyo": {"context": [], "answer": "No information."}})
+    reason = "the trace reports no candidates (no 'candidates' key)"
+    for item_id in ("reset", "refund"):
+        assert rows[item_id].unscored["candidates/recall@5"] == reason
+        assert not any(name.startswith("candidates/") for name in rows[item_id].values)
+        assert rows[item_id].problems == [f"{reason}: its candidate metrics are unscored"]
+    assert rows["tokyo"].unscored["unanswerable/retrieved"] == reason
+    assert rows["reset"].values["context/recall@5"] == 1.0 and rows["reset"].attribution == []
+    # what retrieval found is read from the context: the evidence never reached it
+    assert rows["refund"].values["context/recall@5"] == 0.0 and rows["refund"].attribution == ["retrieval_miss"]
+    # an empty candidates list is scored: nothing was retrieved
+    assert rows["office"].values["candidates/recall@5"] == 0.0
+    recall = summary.metrics["all"]["candidates/recall@5"]
+    assert (recall.n, recall.mean, recall.unscored) == (1, 0.0, {reason: 2})
+    assert summary.problems["no candidates"] == 3
 
 
 def test_lexical_metrics_and_refusal_phrases_need_no_judge(kb, tmp_path):

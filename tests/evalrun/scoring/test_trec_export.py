@@ -32,7 +32,7 @@ def exported(workspace, tmp_path):
     (docs / "bridge-copy.zh.md").write_text("\n\n".join(FACTS[:3]), encoding="utf-8")   # copies of three facts
     (docs / "other.en.md").write_text("\n\n".join(f"Unrelated passage number {n}." for n in range(8)),
                                       encoding="utf-8")
-    ingest(workspace, [docs], name="kb", size=20)
+    ingest(workspace, [docs], name="kb", chunk_size=20)
     rows = [{"id": "one", "question": "大桥何时开通？", "evidence": [FACTS[0]]},
             {"id": "any", "question": "大桥有多长或寿命多久？", "evidence": [FACTS[1], FACTS[2]], "evidence_mode": "any"},
             {"id": "all", "question": "大桥连接哪些地方，主桥是什么？", "evidence": [FACTS[3], FACTS[4]]},
@@ -127,7 +127,7 @@ def test_a_chunk_holding_two_facts_is_counted_where_trec_eval_cannot_follow(work
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "bridge.zh.md").write_text(FACTS[0] + FACTS[1] + "\n\n" + FACTS[2] + "\n\n" + FACTS[5], encoding="utf-8")
-    ingest(workspace, [docs], name="kb", size=40)
+    ingest(workspace, [docs], name="kb", chunk_size=40)
     chunks = SnapshotStore(workspace).chunks(SnapshotStore(workspace).resolve("kb"))
     both = next(c.chunk_id for c in chunks if FACTS[0] in c.text and FACTS[1] in c.text)
     rows = [{"id": "two", "question": "大桥何时开通，有多长，寿命多久？", "evidence": FACTS[:3]},

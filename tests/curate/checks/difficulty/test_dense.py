@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from curate.checks.difficulty import assess_difficulty
+from curate.checks.difficulty import grade
 from curate.dataset import DatasetStore
 from curate.index import embeddings
 from curate.index.kb_index import KBIndex
@@ -51,7 +51,7 @@ def test_no_dense_says_so_too(handbook):
 def test_dense_builds_the_chunk_vectors_once_and_later_grades_reuse_them(handbook, monkeypatch):
     ws = handbook.workspace
     use_minilm(ws, monkeypatch)
-    first = assess_difficulty(ws, dataset="faq", dense=True)
+    first = grade(ws, dataset="faq", dense=True)
     model = ws.setting("embedding", "model")
     index = KBIndex(ws, first.kb_snapshot)
     vectors = index.stored_dense(model)
@@ -63,7 +63,7 @@ def test_dense_builds_the_chunk_vectors_once_and_later_grades_reuse_them(handboo
     def rebuild(*args, **kwargs):
         raise AssertionError("embedded the KB again")
     monkeypatch.setattr(KBIndex, "build_dense", rebuild)
-    again = assess_difficulty(ws, dataset="faq")                       # the default: stored vectors are used
+    again = grade(ws, dataset="faq")                       # the default: stored vectors are used
     assert again.record.settings["dense"] == "partial"                 # the Chinese questions left out
     assert {g.id: g.features.get("dense_rank") for g in again.items} == \
         {g.id: g.features.get("dense_rank") for g in first.items}

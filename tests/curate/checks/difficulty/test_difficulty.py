@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curate.checks.difficulty import DifficultyRules, assess_difficulty, classify, stale_grade
+from curate.checks.difficulty import DifficultyRules, classify, grade, stale_grade
 from curate.checks.difficulty.features import confusable_above, cue_counts, grams, lexical_overlap
 from curate.checks.difficulty.mix import apportion, parse_target, select_balanced
 from curate.dataset import DatasetStore, items_digest
@@ -96,7 +96,7 @@ def test_a_cue_the_question_copies_from_its_evidence_does_not_count():
 
 
 def test_a_quoted_negation_leaves_a_verbatim_lookup_easy(drugs):
-    report = assess_difficulty(drugs.workspace, dataset="drugs", dense=False)
+    report = grade(drugs.workspace, dataset="drugs", dense=False)
     by_id = {g.id: g for g in report.items}
     quoted = by_id["d-1"].features
     assert (quoted["conditions"], quoted["negations"], quoted["cues_copied"]) == (0, 0, 1)
@@ -198,7 +198,7 @@ def test_select_balanced_meets_the_mix_and_says_what_is_missing():
 
 def test_difficulty_with_the_dense_model(measured_ws, monkeypatch):
     use_minilm(measured_ws, monkeypatch)
-    report = assess_difficulty(measured_ws, dataset="faq", dense=True)
+    report = grade(measured_ws, dataset="faq", dense=True)
     assert {g.id: g.difficulty for g in report.items} == EXPECTED
     meta, items = DatasetStore(measured_ws).load("faq")
     stored = {i.id: i for i in items}
@@ -221,7 +221,7 @@ def test_difficulty_with_the_dense_model(measured_ws, monkeypatch):
 
 
 def test_difficulty_features_by_hand(measured_ws):
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    report = grade(measured_ws, dataset="faq", dense=False)
     features = {g.id: g.features for g in report.items}
     assert "dense_rank" not in features["t-1"]
     assert features["t-1"]["key_points"] == 2 and features["t-1"]["lexical_overlap"] == 0.5
@@ -238,7 +238,7 @@ def test_difficulty_features_by_hand(measured_ws):
 
 
 def test_difficulty_reports_the_mix_against_the_target(measured_ws):
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    report = grade(measured_ws, dataset="faq", dense=False)
     # 12 graded items (g-8 is not measurable); 2:5:3 of 12 is 2.4, 6, 3.6 -> 2, 6, 4
     assert report.overall.counts == {"easy": 3, "medium": 4, "hard": 5}
     assert report.overall.target == {"easy": 2, "medium": 6, "hard": 4}
@@ -248,7 +248,7 @@ def test_difficulty_reports_the_mix_against_the_target(measured_ws):
         "single": {"easy": 1, "medium": 2, "hard": 3},            # t-4, t-2 g-6, g-2 g-3 g-4
         "unanswerable": {"easy": 0, "medium": 0, "hard": 2}}      # t-5, g-7
     assert report.by_qtype["single"].target == {"easy": 1, "medium": 3, "hard": 2}   # 1.2, 3, 1.8
-    other = assess_difficulty(measured_ws, dataset="faq", dense=False, target="1:1:1")
+    other = grade(measured_ws, dataset="faq", dense=False, target="1:1:1")
     assert other.overall.target == {"easy": 4, "medium": 4, "hard": 4}
     record = DatasetStore(measured_ws).meta("faq").checks.difficulty
     assert record.target == "1:1:1" and record.counts == {"easy": 3, "medium": 4, "hard": 5}
@@ -257,7 +257,7 @@ def test_difficulty_reports_the_mix_against_the_target(measured_ws):
 
 
 def test_difficulty_lists_items_whose_type_does_not_fit(measured_ws):
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    report = grade(measured_ws, dataset="faq", dense=False)
     assert report.misfits == {
         "g-5": "multi_evidence needs at least 2 evidence groups, has 1",
         "g-6": "single needs exactly 1 evidence group, has 2",
@@ -271,7 +271,7 @@ def test_balance_tags_a_deterministic_subset_and_says_what_is_missing(measured_w
     items[-1].tags.append("balanced-10")            # g-8, left over from an earlier balance
     store.save(meta, items)
     before = {i.id: i.status for i in items}
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False, balance=10)
+    report = grade(measured_ws, dataset="faq", dense=False, balance=10)
     balance = report.balance
     # 10 of 2:5:3 is 2, 5, 3; only 4 medium exist, the free slot goes by .2 : .3 -> 0.4, 0.6 -> 1 hard
     assert balance.target == {"easy": 2, "medium": 5, "hard": 3}
@@ -284,7 +284,7 @@ def test_balance_tags_a_deterministic_subset_and_says_what_is_missing(measured_w
     _, items = store.load("faq")
     assert {i.id for i in items if "balanced-10" in i.tags} == expected
     assert {i.id: i.status for i in items} == before and len(items) == 13
-    again = assess_difficulty(measured_ws, dataset="faq", dense=False, balance=10)
+    again = grade(measured_ws, dataset="faq", dense=False, balance=10)
     assert again.balance.selected == balance.selected
     assert store.meta("faq").checks.difficulty.balance.missing == ["short of 1 medium item"]
 
@@ -296,7 +296,7 @@ def test_rejected_and_quarantined_items_are_left_alone(measured_ws):
     by_id["t-4"].set_status("rejected", "test")
     by_id["g-3"].set_status("quarantined", "test")
     store.save(meta, items)
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    report = grade(measured_ws, dataset="faq", dense=False)
     assert {"t-4", "g-3"}.isdisjoint(g.id for g in report.items)
     assert report.overall.counts == {"easy": 2, "medium": 4, "hard": 4}
     _, items = store.load("faq")
@@ -319,21 +319,21 @@ def test_a_confusable_neighbour_ranked_above_gold_makes_an_item_hard(curate, tmp
                      encoding="utf-8")
     curate("kb", "ingest", docs, "--name", "versions")
     curate("import", items, "--dataset", "versions", "--source", "human", "--kb", "versions")
-    report = assess_difficulty(curate.workspace, dataset="versions", dense=False)
+    report = grade(curate.workspace, dataset="versions", dense=False)
     [item] = report.items
     assert item.features["bm25_rank"] == 2 and item.features["confusable_above"] == 1
     assert item.features["lexical_overlap"] == 1.0     # default, upstream, timeout
     assert (item.difficulty, item.why) == ("hard", "1 confusable chunk above gold")
     # without the near-miss rule the same item is medium: gold is second
-    loose = assess_difficulty(curate.workspace, dataset="versions", dense=False, rules=DifficultyRules(near_miss_share=1.0))
+    loose = grade(curate.workspace, dataset="versions", dense=False, rules=DifficultyRules(near_miss_share=1.0))
     assert loose.items[0].difficulty == "medium" and loose.items[0].features["confusable_above"] == 0
 
 
 def test_difficulty_refuses_bad_options(measured_ws):
     with pytest.raises(InputError, match="target"):
-        assess_difficulty(measured_ws, dataset="faq", target="2-5-3", dense=False)
+        grade(measured_ws, dataset="faq", target="2-5-3", dense=False)
     with pytest.raises(InputError, match="balance"):
-        assess_difficulty(measured_ws, dataset="faq", balance=0, dense=False)
+        grade(measured_ws, dataset="faq", balance=0, dense=False)
     assert "difficulty" not in DatasetStore(measured_ws).meta("faq").checks
 
 
@@ -352,7 +352,7 @@ def test_evidence_outside_the_snapshot_leaves_an_item_unmeasured_not_hard(measur
     t4.difficulty = "easy"
     t4.evidence[0].chunk_ids = ["gone#0"]
     store.save(meta, items)
-    report = assess_difficulty(measured_ws, dataset="faq", dense=False)
+    report = grade(measured_ws, dataset="faq", dense=False)
     assert report.unmeasured["t-4"] == f"no evidence chunk in KB snapshot {report.kb_snapshot} (run curate remap)"
     stored = next(i for i in store.items("faq") if i.id == "t-4")
     assert stored.difficulty is None and "bm25_rank" not in stored.difficulty_features
@@ -398,7 +398,7 @@ def test_grading_draws_progress_bars(curate, tmp_path, monkeypatch):
     screen = io.StringIO()
     bars = sys.modules["curate.progress"]   # the module: `curate.progress` is also the function it exports
     monkeypatch.setattr(bars, "_stderr", Console(file=screen, force_terminal=True, width=100))
-    report = assess_difficulty(curate.workspace, dataset="rooms", dense=False)
+    report = grade(curate.workspace, dataset="rooms", dense=False)
     drawn = screen.getvalue()
     assert f"BM25 index of {report.kb_snapshot}" in drawn and "ranking items" in drawn
     assert len(report.items) == 210

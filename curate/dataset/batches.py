@@ -1,5 +1,7 @@
-"""The batches of production failures a dataset took: datasets/NAME/failures/BATCH.json, and the key
-that fingerprints rows and sessions (datasets/NAME/failures/key, never leaves the workspace).
+"""The batches of production failures a dataset took (`curate add-failures`): datasets/NAME/failures/BATCH.json,
+and the key that fingerprints rows and sessions (datasets/NAME/failures/key, never leaves the workspace).
+They are part of the dataset's state: the monthly flow (`curate.failures`) writes them, a release
+(`curate.release`) reads them for its changelog.
 
 A batch is written `pending` before the items are saved and `complete` after; a pending batch that
 no item carries was killed before its items were saved, and is removed (the next run does it again).
@@ -14,12 +16,12 @@ import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
-from curate.dataset import DatasetStore
+from curate.dataset.store import DatasetStore
 from curate.fileio import create_private
 from curate.records import EvalItem, FailureBatch
 from curate.workspace import Workspace
 
-MONTH = re.compile(r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])")
+MONTH = re.compile(r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])")   # a batch's month, YYYY-MM
 
 
 class FailureBatches:

@@ -1,0 +1,156 @@
+"""The Python API of evalrun, exported from `evalrun`: `run`, `read_run`, `compare`, `report`. Each is the
+function the command of the same name calls; its keyword arguments carry the options' names, and
+it raises the errors the command prints (curate's `CurateError` and its kinds).
+
+A workspace is a `curate.Workspace`, the path of one, or None: found from the current folder up.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from curate import InputError, NotFound, ReleaseManifest, Workspace, WorkspaceError, find_workspace
+from evalrun.compare.comparable import check_comparable
+from evalrun.compare.comparison import ALPHA, CORRECTION, Comparison, release_items
+from evalrun.compare.core import compare_scored
+from evalrun.compare.gate import read_gate, refuse_diagnostic
+from evalrun.records import Run, RunSettings, read_run, scored_run
+from evalrun.report import write_report
+from evalrun.runner import run as run_release
+
+WorkspaceLike = Workspace | str | os.PathLike | None
+
+
+def workspace_from(workspace: WorkspaceLike) -> Workspace:
+    """Return the workspace `workspace` names (a Workspace, a path), or the one found from here up."""
+    if isinstance(workspace, Workspace):
+        return workspace
+    return find_workspace(explicit=Path(workspace) if workspace is not None else None)
+
+
+def _scored(run: Run | str | os.PathLike) -> Run:
+    """Return the scored run `run` is, or is the folder of."""
+    if not isinstance(run, Run):
+        return scored_run(Path(run))
+    if run.summary is None or run.scores is None:
+        raise NotFound(f"{run.folder} has not been scored yet (no summary.json): "
+                       f"`evalrun run --resume --out {run.folder}`")
+    return run
+
+
+def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | None = None,
+        traces: str | os.PathLike | None = None, workspace: WorkspaceLike = None, out: str | os.PathLike | None = None,
+        resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, timeout: float = 60.0,
+        max_response_bytes: int = 10_000_000, precision_denominator: Literal["k", "returned"] = "k",
+        oracle_context: bool = False, allow_unchecked: bool = False, exclude_errors: bool = False,
+        price_input: float | None = None, price_output: float | None = None, judge_repeats: int = 1,
+        no_judge: bool = False) -> Run:
+    """Return the run of a system over the release `release`, scored, as read back from its folder (`run.folder`).
+
+    `release` is "NAME@vN" (or the `ReleaseManifest` of one). The system is `target`: a Python
+    callable `f(question) -> trace` (with `oracle_context`, called `f(question, context)`), a
+    "module:function" called the same way, or an http(s):// URL; or else `traces`, a JSONL file of traces
+    or a TREC run it already logged. `out` is the run folder (default: `runs/NAME-vN-TIME` in the
+    workspace); `resume` finishes one a kill interrupted. The other arguments are `evalrun run`'s
+    options of the same names (`no_judge=True`: no judge is asked, the judged metrics are
+    unscored, never 0). Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
+
+    In the README's workspace (release `hr@v1`, and `rag.py`'s `answer` a function that takes a
+    question and returns a trace):
+
+    ```python
+    import evalrun
+    from rag import answer
+
+    run = evalrun.run("hr@v1", target=answer, out="runs/python")
+    print(run.folder, run.summary.metrics["all"]["candidates/recall@5"].mean)
+    ```
+    """
+    ref = release if isinstance(release, str) else f"{release.name}@{release.version}"
+    try:
+        settings = RunSettings(ks=list(ks), concurrency=concurrency, timeout=timeout,
+                               max_response_bytes=max_response_bytes, oracle_context=oracle_context,
+                               allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
+                               precision_denominator=precision_denominator, price_input=price_input,
+                               price_output=price_output, judge_repeats=judge_repeats, no_judge=no_judge)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc) from None
+    settings = settings.model_copy(update={"ks": sorted(set(settings.ks))})
+    folder = run_release(workspace_from(workspace), ref=ref, target=target, traces=Path(traces) if traces else None,
+                         out=Path(out) if out else None, resume=resume, settings=settings)
+    return read_run(folder)
+
+
+def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
+            gate: str | os.PathLike | bool | None = None, workspace: WorkspaceLike = None, metrics: Sequence[str] = (),
+            correction: str = CORRECTION, alpha: float = ALPHA, allow_weak_rules: bool = False) -> Comparison:
+    """Return the comparison of the scored run `new` against `base` (Run objects or run folders):
+    every row (`comparison.rows`, `comparison.row(metric, subset)`), the warnings to read first, and
+    with `gate` the gate's verdict (`comparison.gate.passed`, and each failed rule in `.failed`).
+
+    `gate` is a TOML file with a `[gate]` table, or True for the workspace's curate.toml. The subsets
+    come from the release, read from the workspace; without one (none found, and no `gate=True`)
+    only "all" is compared, and the comparison says so. `metrics` (globs), `correction` ("holm" or
+    "bh"), `alpha` and `allow_weak_rules` are `evalrun compare`'s options. The core, with no
+    workspace and no file read, is `evalrun.compare.core.compare_scored`.
+
+    In the README's workspace, a second run against the first, held to a gate:
+
+    ```python
+    from pathlib import Path
+
+    import evalrun
+
+    Path("gate.toml").write_text('[gate]\\nguard = ["candidates/recall@5"]\\n')
+    comparison = evalrun.compare("runs/first", "runs/python", gate="gate.toml", allow_weak_rules=True)
+    print(comparison.gate.passed, comparison.row("candidates/recall@5").difference, comparison.warnings)
+    ```
+    """
+    if allow_weak_rules and gate in (None, False):
+        raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
+    try:
+        found = workspace_from(workspace)
+    except WorkspaceError:
+        if gate is True:   # the rules are the workspace's own
+            raise
+        found = None
+    # The gate file is read first: a bad one is refused before any run is read or computed.
+    rules, source = None, "gate"
+    if gate is True:
+        rules, source = read_gate(found.config_path), str(found.config_path)
+    elif gate not in (None, False):
+        rules, source = read_gate(Path(gate)), str(gate)
+    base_run, new_run = _scored(base), _scored(new)
+    checked = check_comparable(base_run, new_run)
+    if rules is not None:
+        refuse_diagnostic(str(new_run.folder), checked.new_diagnostic)   # before the release is read
+    items = release_items(found, new_run) or release_items(found, base_run)
+    return compare_scored(base_run, new_run, items, metrics=metrics, alpha=alpha, correction=correction,
+                          rules=rules, gate_source=source, allow_weak_rules=allow_weak_rules, checked=checked)
+
+
+def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None = None,
+           out: str | os.PathLike | None = None, workspace: WorkspaceLike = None) -> Path:
+    """Return the path of the HTML report written of the scored run `run` (a Run or its folder): one
+    self-contained file, against the BASE run `vs` when given. `out` defaults to `report.html` in the
+    run's folder (replaced if it exists). The run's release and KB snapshot are read from the workspace.
+
+    ```python
+    import evalrun
+
+    print(evalrun.report("runs/python", vs="runs/first"))
+    ```
+    """
+    folder = run.folder if isinstance(run, Run) else Path(run)
+    base = vs.folder if isinstance(vs, Run) else Path(vs) if vs is not None else None
+    written = write_report(folder, out=Path(out) if out else folder / "report.html", workspace=workspace_from(workspace),
+                           vs=base)
+    return written.path
+
+
+__all__ = ["compare", "read_run", "report", "run"]
