@@ -18,7 +18,7 @@ def test_python_m_curate_runs_the_command_line(tmp_path):
     assert _curate("--version", cwd=tmp_path).stdout.strip() == f"curate, version {curate.__version__}"
     made = _curate("init", "ws", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
-    assert made.stdout.strip() == f"created workspace {(tmp_path / 'ws').resolve()} (curate.toml)"
+    assert made.stdout.splitlines()[0] == f"created workspace {(tmp_path / 'ws').resolve()} (curate.toml)"
     assert curate.open_workspace(tmp_path / "ws").root == (tmp_path / "ws").resolve()
 
 

@@ -7,7 +7,7 @@ import datasets
 import pytest
 from click.testing import CliRunner
 
-from curate.checks.difficulty import assess_difficulty
+from curate.checks.difficulty import grade
 from curate.checks.leakage import check_leakage
 from curate.checks.split import split
 from curate.dataset import DatasetStore
@@ -143,7 +143,7 @@ def test_show_summarises_draft_and_release(handbook):
 
 GUARDS = {"check-leakage": lambda ws: check_leakage(ws, ref="faq", semantic=False),
           "split": lambda ws: split(ws, dataset="faq", seed=1, semantic=False),
-          "grade": lambda ws: assess_difficulty(ws, dataset="faq", dense=False)}
+          "grade": lambda ws: grade(ws, dataset="faq", dense=False)}
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(GUARDS)), ids=" ".join)
