@@ -36,6 +36,10 @@ def release(ctx: click.Context, dataset: str, message: str) -> None:
                f"sha256 {manifest.content_sha256[:16]}")
     for line in log.get("production_failures", []):
         click.echo(f"changelog: {line}")
+    if manifest.checks.leakage is None:
+        ref = f"{dataset}@{manifest.version}"
+        click.echo(f"note: {ref} has no leakage check, so `evalrun run` refuses it until "
+                   f"`curate check-leakage --dataset {ref}` clears it", err=True)
     if log.get("production_failures") or manifest.counts.get("split", {}).get("regression"):
         _regression_mix(workspace, dataset, manifest)
     if manifest.skipped_damaged:

@@ -169,3 +169,18 @@ def test_the_guards_in_any_order_give_a_release_evalrun_takes_or_say_what_to_rer
     manifest, items = load_release(Releases(workspace, "faq").path("v1"))
     gate = leakage_gate(workspace, manifest, manifest.kb_snapshot, False, released={i.id for i in items})
     assert gate.status == "clean"
+
+
+def test_a_release_without_a_leakage_check_says_evalrun_will_refuse_it_and_how_to_clear_it(handbook, tmp_path):
+    result = handbook("release", "--dataset", "faq", "-m", "first")
+    note = ("note: faq@v1 has no leakage check, so `evalrun run` refuses it until "
+            "`curate check-leakage --dataset faq@v1` clears it")
+    assert note in " ".join(result.stderr.split())
+    handbook("check-leakage", "--dataset", "faq@v1", "--no-semantic")
+    manifest, items = load_release(Releases(handbook.workspace, "faq").path("v1"))
+    gate = leakage_gate(handbook.workspace, manifest, manifest.kb_snapshot, False, released={i.id for i in items})
+    assert gate.status == "clean"
+    _edit_item(handbook.workspace, "t-2", reference_answer="30 seconds by default.")
+    check_leakage(handbook.workspace, ref="faq", semantic=False)
+    second = handbook("release", "--dataset", "faq", "-m", "second")
+    assert "no leakage check" not in second.stderr
