@@ -75,13 +75,13 @@ from curate.text.sentences import sentence_spans
 from curate.toml_file import loads_toml, read_toml
 from curate.usage import checked_cost, checked_tokens
 from curate.version import __version__
-from curate.workspace import Workspace, find_workspace, init_workspace, open_workspace
+from curate.workspace import WORKSPACE_ENV, Workspace, find_workspace, init_workspace, open_workspace
 
 __all__ = [
     "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EvalItem", "Evidence", "EvidenceGroup",
     "InputError", "IntegrityError", "InvalidRecords", "Judge", "JudgeConfig", "JudgeUsage", "LeakageCheck",
     "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError",
-    "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "Workspace", "WorkspaceError", "__version__",
+    "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "WORKSPACE_ENV", "Workspace", "WorkspaceError", "__version__",
     "add_failures", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
     "check_leakage", "checked_cost", "checked_tokens", "cut", "dumps_json", "evidence_groups", "find_workspace",
     "grade", "import_chunks", "import_items", "ingest", "init_workspace", "item_groups", "items_digest",

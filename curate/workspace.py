@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,8 @@ from curate.credentials import check_base_url, check_key_env_name
 from curate.toml_file import read_toml
 
 CONFIG_NAME = "curate.toml"
+# the environment variable naming the workspace (both tools' --workspace; find_workspace() without arguments)
+WORKSPACE_ENV = "CURATE_WORKSPACE"
 # The project's relevance guidelines, beside the package in a clone or editable install.
 BUNDLED_GUIDELINES = Path(__file__).resolve().parent.parent / "guidelines"
 
@@ -207,15 +210,21 @@ def _checked(workspace: Workspace) -> Workspace:
     return workspace
 
 
-def open_workspace(directory: Path | str = ".") -> Workspace:
+def open_workspace(directory: Path | str | None = None) -> Workspace:
     """Return the workspace at `directory` or the nearest folder above it holding curate.toml (read
-    here: a broken one, or a key written into it, raises); WorkspaceError if there is none."""
-    return find_workspace(start=Path(directory))
+    here: a broken one, or a key written into it, raises); WorkspaceError if there is none. Without
+    `directory`: the one CURATE_WORKSPACE names (as it is while `evalrun run` calls a target), else
+    the nearest at or above the current folder."""
+    return find_workspace(start=Path(directory) if directory is not None else None)
 
 
 def find_workspace(start: Path | None = None, explicit: Path | None = None) -> Workspace:
-    """Return the workspace named by `explicit`, else the nearest one at or above `start`; its
-    curate.toml is read here, so every command refuses a broken one or a key written into it."""
+    """Return the workspace named by `explicit`, else (with no `start`) the one the environment
+    variable CURATE_WORKSPACE names, else the nearest one at or above `start` (default: here); its
+    curate.toml is read here, so every command refuses a broken one or a key written into it.
+    (`evalrun run` sets CURATE_WORKSPACE for its target, and both tools' --workspace reads it.)"""
+    if explicit is None and start is None and os.environ.get(WORKSPACE_ENV):
+        explicit = Path(os.environ[WORKSPACE_ENV])
     if explicit is not None:
         root = Path(explicit).resolve()
         if not (root / CONFIG_NAME).is_file():

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curate import (
+    WORKSPACE_ENV,
     CurateError,
     EvalItem,
     InputError,
@@ -213,13 +214,36 @@ def _append_logged(logged: LoggedTraces, todo: list[EvalItem], traces: Path, log
         log.append(record)
 
 
+@contextlib.contextmanager
+def _target_sees(workspace: Workspace) -> Iterator[None]:
+    """While a run lasts, CURATE_WORKSPACE names its workspace: a target that opens the workspace itself
+    (`curate.find_workspace()`, `curate.open_workspace()`) opens this one, from whatever folder evalrun
+    was started in."""
+    before = os.environ.get(WORKSPACE_ENV)
+    os.environ[WORKSPACE_ENV] = str(Path(os.path.abspath(workspace.root)))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(WORKSPACE_ENV, None)
+        else:
+            os.environ[WORKSPACE_ENV] = before
+
+
 def run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | None = None,
         traces: Path | None = None, out: Path | None = None, resume: bool = False,
         settings: RunSettings | None = None) -> Path:
     """Run the system over the release `ref` (NAME@vN) into a run folder and return the folder.
 
     `target`: "module:function", an http(s):// URL, or a Python callable called as "module:function"
-    is (`evalrun.runner.targets.callable_target`)."""
+    is (`evalrun.runner.targets.callable_target`). While it runs, CURATE_WORKSPACE names `workspace`,
+    so a target that finds the workspace itself finds this one from any folder."""
+    with _target_sees(workspace):
+        return _run(workspace, ref=ref, target=target, traces=traces, out=out, resume=resume, settings=settings)
+
+
+def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | None, traces: Path | None,
+         out: Path | None, resume: bool, settings: RunSettings | None) -> Path:
     settings = settings or RunSettings()
     name, version = parse_ref(ref)
     if version is None:

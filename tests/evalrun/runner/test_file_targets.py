@@ -78,3 +78,25 @@ def test_a_missing_import_inside_the_target_names_that_module(six, tmp_path, mon
     result = _run(six, "rag_needing_more:answer", tmp_path / "run", code=2)
     assert result.stderr.strip() == ("error: field 'target': cannot import rag_needing_more: ModuleNotFoundError: "
                                      "No module named 'not_installed_anywhere'")
+
+
+def test_a_target_that_opens_the_workspace_itself_opens_the_runs_from_any_folder(six, tmp_path, monkeypatch,
+                                                                                  restored_path):
+    # the README's rag.py opens the workspace at import (curate.find_workspace()): run from elsewhere
+    # with --workspace, it finds the run's workspace, not "no curate.toml here"
+    monkeypatch.delenv("CURATE_WORKSPACE", raising=False)
+    (tmp_path / "rag.py").write_text(textwrap.dedent("""
+        import curate
+        SNAPSHOTS = curate.SnapshotStore(curate.find_workspace()).names()
+        ROOT = curate.open_workspace().root
+
+        def answer(question):
+            return {"candidates": [], "context": [], "answer": str(ROOT)}
+    """))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    _run(six, f"{tmp_path / 'rag.py'}:answer", tmp_path / "run")
+    done = read_run(tmp_path / "run")
+    assert {r.trace["answer"] for r in done.traces.values()} == {str(six.root.resolve())}
+    assert "CURATE_WORKSPACE" not in os.environ                # set for the run only
