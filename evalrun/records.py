@@ -45,6 +45,8 @@ class Usage(BaseModel):
     cost: float | None = Field(None, description="USD, if the system knows it.")
     problem: str | None = Field(None, description="Why the usage the trace reports cannot be counted (its field "
                                 "and value); its tokens and cost are then in no sum.")
+    reported: bool = Field(False, description="Whether the trace reported token counts at all (a trace without "
+                           "them has unknown tokens, not 0).")
 
     @model_validator(mode="before")
     @classmethod
@@ -60,7 +62,9 @@ class Usage(BaseModel):
         problems = [p for p in (bad_prompt, bad_completion, bad_cost) if p]
         if problems:
             return {"problem": "; ".join(problems)}
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost}
+        reported = (data["reported"] if isinstance(data.get("reported"), bool)
+                    else data.get("prompt_tokens") is not None or data.get("completion_tokens") is not None)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost, "reported": reported}
 
 
 class Trace(BaseModel):
@@ -348,6 +352,9 @@ class EndToEnd(Record):
     usage_left_out: int = Field(0, description="Items whose trace reported a usage that is no count or cost "
                                 "(negative, NaN, text): in neither the tokens nor the cost (each named in its "
                                 "item's problems).")
+    usage_reported: int | None = Field(None, description="Items whose trace reported token counts: the tokens "
+                                       "are theirs; 0 means the system reported none, so its tokens are unknown, "
+                                       "not 0 (None: scored before this was counted).")
 
 
 class JudgeAgreement(Record):
@@ -400,7 +407,8 @@ class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
     SCHEMA = 3  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
-    # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out
+    # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out (then
+    # end_to_end.usage_reported, None when absent)
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")

@@ -8,7 +8,7 @@ import os
 import shlex
 from pathlib import Path
 
-from evalrun.records import MANIFEST, SUMMARY, ItemScores, MetricSummary, RunManifest, RunSummary
+from evalrun.records import MANIFEST, SUMMARY, EndToEnd, ItemScores, MetricSummary, RunManifest, RunSummary
 
 ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
                 "false_refusal", "false_answer")
@@ -132,3 +132,23 @@ def next_steps(folder: Path, workspace_root: Path) -> list[str]:
             f"      evalrun report {run} --out {_shown(folder / 'report.html')}{where}",
             f"      evalrun compare {base} {run}{where}   (BASE: "
             + (f"{base}, the latest other run of {manifest.ref})" if others else f"another run of {manifest.ref})")]
+
+
+def system_tokens(e2e: EndToEnd, items: int) -> str:
+    """Return the system's tokens as a person reads them: the sums over the items whose trace reported
+    them, how many those are, or that none did (unknown, never 0).
+
+    >>> system_tokens(EndToEnd(system_tokens={"prompt_tokens": 12345, "completion_tokens": 678}, usage_reported=8), 8)
+    'system tokens: 12,345 prompt + 678 completion'
+    >>> system_tokens(EndToEnd(system_tokens={"prompt_tokens": 500, "completion_tokens": 20}, usage_reported=3), 8)
+    'system tokens: 500 prompt + 20 completion (reported by 3 of 8 items)'
+    >>> system_tokens(EndToEnd(system_tokens={"prompt_tokens": 0, "completion_tokens": 0}, usage_reported=0), 8)
+    'system tokens: not reported by the system (unknown, not 0)'
+    """
+    if e2e.usage_reported == 0:
+        return "system tokens: not reported by the system (unknown, not 0)"
+    tokens = e2e.system_tokens
+    text = f"system tokens: {tokens.get('prompt_tokens', 0):,} prompt + {tokens.get('completion_tokens', 0):,} completion"
+    if e2e.usage_reported is not None and e2e.usage_reported < items:
+        text += f" (reported by {e2e.usage_reported:,} of {items:,} items)"
+    return text

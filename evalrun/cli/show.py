@@ -23,6 +23,7 @@ from evalrun.views import (
     other_names,
     problem_lines,
     retrieval_names,
+    system_tokens,
 )
 
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
@@ -85,7 +86,7 @@ def print_summary(folder: Path) -> None:
                         [(stage, v.n, f"{v.p50:.1f}", f"{v.p95:.1f}", f"{v.max:.1f}")
                          for stage, v in e2e.latency_ms.items() if v]))
     cost = "unknown" if e2e.system_cost is None else f"{e2e.system_cost:.4f} USD"
-    out.print(f"system tokens: {e2e.system_tokens}; system cost: {cost}"
+    out.print(f"{system_tokens(e2e, summary.items)}; system cost: {cost}"
               + (f" ([bold]{e2e.usage_left_out} items' usage left out[/bold]: no count or cost, see --failures)"
                  if e2e.usage_left_out else ""))
     judge = summary.judge

@@ -63,8 +63,8 @@ def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[
     if failed_ms:
         stages["failed calls"] = list(failed_ms)
     tokens: Counter = Counter()
-    cost = 0.0
-    left_out = 0
+    cost, cost_known = 0.0, False
+    left_out = reported = 0
     settings = manifest.settings
     for trace in traces.values():
         for stage, ms in trace.latency_ms.items():
@@ -72,15 +72,19 @@ def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[
         if trace.usage.problem:   # named in the item's problems; a negative or NaN cost is in no sum
             left_out += 1
             continue
+        reported += trace.usage.reported
         tokens["prompt_tokens"] += trace.usage.prompt_tokens
         tokens["completion_tokens"] += trace.usage.completion_tokens
         if trace.usage.cost is not None:
-            cost += trace.usage.cost
-        elif settings.price_input is not None and settings.price_output is not None:
+            cost, cost_known = cost + trace.usage.cost, True
+        elif trace.usage.reported and settings.price_input is not None and settings.price_output is not None:
             cost += (trace.usage.prompt_tokens * settings.price_input
                      + trace.usage.completion_tokens * settings.price_output) / 1e6
+            cost_known = True
+    # a cost is known when a trace said it or reported tokens to price; none said: unknown, never 0
     return EndToEnd(latency_ms={stage: percentiles(v) for stage, v in sorted(stages.items())},
-                    system_tokens=dict(tokens), system_cost=cost if cost else None, usage_left_out=left_out)
+                    system_tokens=dict(tokens), system_cost=cost if cost_known else None, usage_left_out=left_out,
+                    usage_reported=reported)
 
 
 def context_loss(rows: list[ItemScores], ks) -> dict[str, float]:

@@ -103,3 +103,28 @@ def test_a_judges_nan_usage_is_named_and_never_summed(released, tmp_path, monkey
     assert (judge.prompt_tokens, judge.completion_tokens) == (10 * counted, 5 * counted)
     assert "generation/answer_relevance" in rows["t-1"].values   # the verdicts stand
     assert f"{judge.usage_left_out} replies' usage left out" in " ".join(result.stdout.split())
+
+
+def _run_traces(released, tmp_path, usage, *options):
+    folder = tmp_path / "run"
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["run", "--dataset", "faq@v1", "--traces",
+                                                              _traces(tmp_path, usage), "--out", str(folder),
+                                                              "--workspace", str(released.workspace.root), *options])
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return read_run(folder).summary.end_to_end, " ".join(result.stdout.split())
+
+
+def test_a_system_that_reports_no_tokens_has_unknown_tokens_not_zero(released, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    e2e, out = _run_traces(released, tmp_path, {}, "--price-input", "1", "--price-output", "4")
+    assert e2e.usage_reported == 0 and e2e.system_cost is None     # nothing to price: unknown, not 0 USD
+    assert "system tokens: not reported by the system (unknown, not 0); system cost: unknown" in out
+    assert "{'" not in out                                           # no Python dict printed
+
+
+def test_tokens_reported_by_some_items_say_how_many_and_a_free_system_costs_zero(released, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    e2e, out = _run_traces(released, tmp_path, {"t-1": {"prompt_tokens": 1200, "completion_tokens": 30, "cost": 0},
+                                                "t-2": {"prompt_tokens": 800, "completion_tokens": 20, "cost": 0}})
+    assert e2e.usage_reported == 2 and e2e.system_cost == 0.0       # a local model that says it is free
+    assert "system tokens: 2,000 prompt + 50 completion (reported by 2 of 5 items); system cost: 0.0000 USD" in out
