@@ -144,10 +144,13 @@ def system_tokens(e2e: EndToEnd, items: int) -> str:
     'system tokens: 500 prompt + 20 completion (reported by 3 of 8 items)'
     >>> system_tokens(EndToEnd(system_tokens={"prompt_tokens": 0, "completion_tokens": 0}, usage_reported=0), 8)
     'system tokens: not reported by the system (unknown, not 0)'
+    >>> system_tokens(EndToEnd(system_tokens={"prompt_tokens": 0, "completion_tokens": 0}), 8)
+    'system tokens: not reported by the system (unknown, not 0)'
     """
-    if e2e.usage_reported == 0:
-        return "system tokens: not reported by the system (unknown, not 0)"
     tokens = e2e.system_tokens
+    # a summary scored before the reports were counted (None): no token at all is read as none reported
+    if e2e.usage_reported == 0 or (e2e.usage_reported is None and not any(tokens.values())):
+        return "system tokens: not reported by the system (unknown, not 0)"
     text = f"system tokens: {tokens.get('prompt_tokens', 0):,} prompt + {tokens.get('completion_tokens', 0):,} completion"
     if e2e.usage_reported is not None and e2e.usage_reported < items:
         text += f" (reported by {e2e.usage_reported:,} of {items:,} items)"
