@@ -48,7 +48,7 @@ def _margins(figure: Figure, labels: Sequence[str], legend: Sequence[str] = ()) 
     """Leave room on the left for the y labels and, when given, on the right for a legend outside the axes."""
     width, height = figure.get_size_inches()
     left = min(0.6, (label_inches(labels) + 0.25) / width)
-    right = 1 - min(0.35, (label_inches(legend, 8.0) + 0.45) / width) if legend else 0.97
+    right = 1 - min(0.35, (label_inches(legend, 8.0) + 0.6) / width) if legend else 0.97
     figure.subplots_adjust(left=left, right=right, top=1 - TOP / height, bottom=BOTTOM / height)
 
 
@@ -89,6 +89,11 @@ def funnel_chart(funnels: Sequence[Funnel]) -> str:
     """Return horizontal bars, per step of the funnel, of the share of items at each K (measured steps only)."""
     if not funnels or not any(f.items for f in funnels):
         return ""
+    return _svg(funnel_figure(funnels))
+
+
+def funnel_figure(funnels: Sequence[Funnel]) -> Figure:
+    """Return the funnel chart's figure (`funnel_chart` draws it as SVG); `funnels` holds items."""
     labels = [stage.label for stage in funnels[0].stages if stage.count is not None]
     with matplotlib.rc_context(STYLE):
         figure = _figure(0.5 + 0.45 * len(labels) * max(1, len(funnels)) / 2)
@@ -104,9 +109,11 @@ def funnel_chart(funnels: Sequence[Funnel]) -> str:
         axes.invert_yaxis()
         axes.set_xlim(0, 1.18)
         axes.set_xlabel(f"share of the {funnels[0].items} answerable items whose retrieval is scored")
-        axes.legend(loc="lower right", frameon=False, fontsize=8)
-        _margins(figure, labels)
-        return _svg(figure)
+        # outside the axes: inside, a legend covers the labels of bars that reach 100%
+        keys = [f"K = {funnel.k}" for funnel in funnels]
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+        _margins(figure, labels, keys)
+        return figure
 
 
 def subset_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[tuple]]) -> str:
