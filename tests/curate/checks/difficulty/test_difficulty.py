@@ -376,7 +376,7 @@ def test_a_split_after_grade_leaves_it_current_and_an_edit_is_said_once(handbook
     assert stale_grade(*store.load("faq")) == warning
     assert handbook("show", "faq").stderr.splitlines().count(warning) == 1   # said where the draft is looked at
     released = handbook("release", "--dataset", "faq", "-m", "first")
-    assert released.stderr.splitlines() == [warning]                          # and once by a release
+    assert [line for line in released.stderr.splitlines() if line.startswith("warning")] == [warning]  # once by a release
     again = handbook("grade", "--dataset", "faq", "--no-dense")
     assert "warning" not in again.stderr and stale_grade(*store.load("faq")) is None
 
