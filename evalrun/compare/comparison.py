@@ -178,8 +178,16 @@ def _trade_offs(base: Run, new: Run) -> list[TradeOff]:
         counted = run.summary.items - left_out   # items whose usage was no count or cost are in no sum
         return None if value is None or counted <= 0 else value / counted
 
-    pairs = [("system tokens per item", sum(b.end_to_end.system_tokens.values()),
-              sum(n.end_to_end.system_tokens.values()), True),
+    def tokens_per_item(run: Run):
+        e2e = run.summary.end_to_end
+        total = sum(e2e.system_tokens.values())
+        if e2e.usage_reported is None:   # scored before the reports were counted: no token at all is none
+            return per_item(run, total or None, e2e.usage_left_out)
+        return total / e2e.usage_reported if e2e.usage_reported else None   # none reported: unknown, not 0
+
+    rows.append(TradeOff(measure="system tokens per item", base=tokens_per_item(base), new=tokens_per_item(new),
+                         change=change(tokens_per_item(base), tokens_per_item(new))))
+    pairs = [
              ("system cost per item (USD)", b.end_to_end.system_cost, n.end_to_end.system_cost, True),
              ("judge tokens per item", b.judge and b.judge.prompt_tokens + b.judge.completion_tokens,
               n.judge and n.judge.prompt_tokens + n.judge.completion_tokens, False),

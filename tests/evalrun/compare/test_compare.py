@@ -296,3 +296,15 @@ def test_metric_globs_narrow_the_family_the_correction_counts_and_bh_is_an_optio
     assert bh.correction == "bh" and bh.row("context/hit_rate@1").p_adjusted == pytest.approx(3 * p)  # m p / rank 1
     text = _cli("compare", base.folder, new.folder, "--correction", "bh", "--workspace", tmp_path / "nowhere").stdout
     assert "by Benjamini-Hochberg (false discovery rate)" in text.splitlines()[0]
+
+
+def test_tokens_per_item_are_over_the_items_that_reported_them_and_unknown_when_none_did(tmp_path):
+    values = {f"i{k}": {"lexical/f1": 0.5} for k in range(4)}
+    base, new = make_run(tmp_path / "base", values), make_run(tmp_path / "new", values)
+    for folder, tokens, reported in ((base, 0, 0), (new, 300, 2)):   # BASE reports none, NEW 2 items of 4
+        summary = RunSummary.read(folder / "summary.json")
+        summary.end_to_end.system_tokens, summary.end_to_end.usage_reported = {"prompt_tokens": tokens}, reported
+        summary.write(folder / "summary.json")
+    comparison = compare_runs(scored_run(base), scored_run(new))
+    row = next(t for t in comparison.trade_offs if t.measure == "system tokens per item")
+    assert (row.base, row.new, row.change) == (None, 300 / 2, None)     # unknown, never 0 tokens
