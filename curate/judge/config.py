@@ -49,6 +49,10 @@ class JudgeConfig:
         return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
 
+# the model asked for when an endpoint is given without one (a local server serves any name)
+DEFAULT_MODEL = "judge"
+
+
 def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: str | None = None,
             api_key_env: str | None = None, timeout: float | None = None, concurrency: int | None = None,
             max_retries: int | None = None) -> JudgeConfig:
@@ -69,6 +73,8 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
     chosen_key_env, key_env_source = pick("api_key_env", api_key_env)
     chosen_key_env = check_key_env_name(str(chosen_key_env) if chosen_key_env else None, **key_env_source)
     check_base_url(chosen_url and str(chosen_url), **url_source)
+    if chosen_url and not chosen_model:
+        chosen_model = DEFAULT_MODEL   # an endpoint given without a model: the name curate init writes
     if not chosen_url or not chosen_model:
         raise InputError("no judge configured: set [judge] base_url and model in curate.toml, "
                          "CURATE_JUDGE_BASE_URL/CURATE_JUDGE_MODEL, or --judge-base-url/--judge-model", field="judge")

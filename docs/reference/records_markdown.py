@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined
 import curate.records as cr
 from curate.records.adjudication import AdjudicationState
 from curate.records.kb import DenseIndexMeta
-from curate.workspace import DEFAULT_CONFIG, DEFAULTS
+from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
 
 # (section, its introduction, [(path in the workspace, record, what the file is)])
@@ -76,7 +76,7 @@ def markdown() -> str:
            "page says where each section is used. Besides these, `[judge]` takes `timeout`, `concurrency` and "
            "`prices` ([the judge](../how-to/judge.md)), and `[gate]` holds a CI gate "
            "([compare](../how-to/compare.md#the-gate)).", "",
-           "```toml", DEFAULT_CONFIG.format(**{**DEFAULTS, "default_kb": "NAME", "guidelines": "guidelines"}).rstrip(),
+           "```toml", config_text({**DEFAULTS, "default_kb": "NAME", "guidelines": "guidelines"}).rstrip(),
            "```", ""]
     seen: set[type] = set()
     for section, intro, files in FILES:

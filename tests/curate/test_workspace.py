@@ -109,3 +109,15 @@ def test_init_prints_the_next_steps_and_they_work_in_that_order(tmp_path, data_d
         assert done.exit_code in (0, 1), f"{step}: {done.stderr}"
     manifest = Releases(find_workspace(), "hr").manifest("v1")
     assert all(record.current for record in manifest.checks.present().values())
+
+
+def test_a_new_workspace_has_no_judge_until_one_is_given(tmp_path):
+    from curate.errors import InputError
+    from curate.judge.config import resolve
+    from curate.workspace import init_workspace
+
+    bare = init_workspace(tmp_path / "bare")
+    with pytest.raises(InputError, match="no judge configured"):   # not a placeholder address that never answers
+        resolve(bare)
+    given = init_workspace(tmp_path / "given", judge_base_url="http://127.0.0.1:8000/v1")
+    assert (resolve(given).base_url, resolve(given).model) == ("http://127.0.0.1:8000/v1", "judge")

@@ -168,6 +168,9 @@ def test_cost_comes_from_the_price_table(handbook, scripted):
 
 
 def test_settings_flags_beat_environment_beat_toml(workspace, monkeypatch):
+    text = workspace.config_path.read_text(encoding="utf-8")
+    workspace.config_path.write_text(text.replace('# base_url = "http://127.0.0.1:8080/v1"',
+                                                  'base_url = "http://127.0.0.1:8080/v1"'), encoding="utf-8")
     monkeypatch.setenv("CURATE_JUDGE_MODEL", "from-env")
     monkeypatch.setenv("CURATE_JUDGE_TIMEOUT", "7")
     config = resolve(workspace)

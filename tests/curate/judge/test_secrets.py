@@ -115,6 +115,8 @@ def test_init_into_an_existing_folder_changes_nothing(curate, tmp_path):
 def test_ordinary_names_are_accepted_by_init_and_resolve(curate, tmp_path, monkeypatch, name):
     curate("init", tmp_path / name, "--judge-api-key-env", name)
     assert f'api_key_env = "{name}"' in (tmp_path / name / "curate.toml").read_text(encoding="utf-8")
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", "http://127.0.0.1:8080/v1")   # a new workspace has no judge
+    monkeypatch.setenv("CURATE_JUDGE_MODEL", "judge")
     assert resolve(curate.workspace, api_key_env=name).api_key_env == name
     monkeypatch.setenv("CURATE_JUDGE_API_KEY_ENV", name)
     assert resolve(curate.workspace).api_key_env == name
@@ -152,9 +154,9 @@ def test_a_key_as_api_key_env_in_curate_toml_is_refused_with_its_line(workspace)
 
 def test_credentials_in_the_base_url_of_curate_toml_are_refused_with_its_line(workspace):
     text = workspace.config_path.read_text(encoding="utf-8")
-    workspace.config_path.write_text(text.replace('base_url = "http://127.0.0.1:8080/v1"',
+    workspace.config_path.write_text(text.replace('# base_url = "http://127.0.0.1:8080/v1"',
                                                   'base_url = "https://user:pass@judge.example/v1"'), encoding="utf-8")
-    line = next(n for n, t in enumerate(text.splitlines(), start=1) if t.startswith("base_url"))
+    line = next(n for n, t in enumerate(text.splitlines(), start=1) if t.startswith("# base_url"))
     with pytest.raises(InputError, match=rf"curate\.toml:{line}: field 'judge\.base_url': the URL of judge\.example"):
         workspace.config()
 
