@@ -133,3 +133,14 @@ def test_an_item_without_candidates_opens_in_chromium(released, tmp_path):
         assert "The trace does not report its candidates." in details and "Context sent to the model" in details
         assert "Cut: candidates not in the context" not in details
         assert console.errors == [] and refused == []
+
+
+def test_without_out_the_report_is_written_in_the_run_folder(released, tmp_path):
+    _script(released, answering=True, gold_in_context=True)
+    folder = run(released.workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted",
+                 out=tmp_path / "clean")
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["report", str(folder), "--workspace",
+                                                              str(released.workspace.root)])
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert result.stdout.startswith(f"wrote {folder / 'report.html'} (")
+    assert "<svg" in _section(_page(folder / "report.html"), "funnel")
