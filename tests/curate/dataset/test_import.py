@@ -188,14 +188,9 @@ def test_qtype_is_decided_after_evidence_reaches_chunk_copies(workspace, tmp_pat
     """Two quotes of one sentence in two exact-copy chunks (one quote a little shorter) are one fact:
     `single`, as the evidence groups count them once the copies are known."""
     from curate.checks.duplicates import check_dups
-    from curate.kb import ingest
     from curate.records import item_groups
-    sentence = "退款申请须在收货后30天内通过订单页面提交，逾期不予受理。"
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.zh.md").write_text("# 售后\n\n" + sentence, encoding="utf-8")
-    (docs / "b.zh.md").write_text("# 退款\n\n" + sentence, encoding="utf-8")
-    ingest(workspace, [docs], name="shop", chunk_size=40)
+    from tests.support.copies import ingest_copied_pages
+    sentence = ingest_copied_pages(workspace, tmp_path)
     first = _write_jsonl(tmp_path / "first.jsonl", [{"question": "售后？", "evidence": [sentence]}])
     import_items(workspace, first, dataset="shop", source="human", kb="shop")
     check_dups(workspace, dataset="shop", kb=True, semantic=False)

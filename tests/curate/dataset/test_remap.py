@@ -221,17 +221,14 @@ def test_an_item_whose_group_count_changes_is_reported(workspace, tmp_path, cura
     from curate.checks.copies import chunk_groups, write_chunk_groups
     from curate.index.kb_index import KBIndex
     from curate.dataset import import_items
-    sentence = "退款申请须在收货后30天内通过订单页面提交，逾期不予受理。"
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.zh.md").write_text("# 售后\n\n" + sentence, encoding="utf-8")
-    (docs / "b.zh.md").write_text("# 退款\n\n" + sentence, encoding="utf-8")
-    ingest(workspace, [docs], name="shop", chunk_size=40)
+    from tests.support.copies import ingest_copied_pages
+    sentence = ingest_copied_pages(workspace, tmp_path)
     path = tmp_path / "items.jsonl"
     path.write_text(json.dumps({"id": "refund", "question": "退款要在多久内申请？", "evidence": [
         {"text": sentence, "doc_id": "a.zh.md"}, {"text": sentence[2:], "doc_id": "b.zh.md"}]},
         ensure_ascii=False) + "\n", encoding="utf-8")
     import_items(workspace, path, dataset="shop", source="human", kb="shop")
+    docs = tmp_path / "docs"                  # the folder ingest_copied_pages wrote
     (docs / "c.en.md").write_text("# Shipping\n\nOrders ship within two working days.", encoding="utf-8")
     target = ingest(workspace, [docs], name="shop", chunk_size=60)
     assert target.snapshot_id != DatasetStore(workspace).meta("shop").kb_snapshot
