@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 import click
@@ -16,14 +17,17 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, emoji=False)
 
 
+# A cell that reads as a number, with its unit: "1,243", "-0.5", "91.7%", "+5.2 pts", "1,243 ms", "$0.0021", "<0.001".
+NUMBER = re.compile(r"^[+\-<]?\$?[\d,]*\.?\d+( ?(%|pts|ms|s|min \d+ s|h))?$")
+
+
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
     """Return a rich table; numbers right-aligned."""
     rows = [[("" if v is None else str(v)) for v in row] for row in rows]
     grid = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None,
                  header_style="bold")
     for index, name in enumerate(columns):
-        numeric = bool(rows) and all(r[index].replace(".", "", 1).replace("-", "", 1).isdigit()
-                                     for r in rows if r[index])
+        numeric = bool(rows) and all(NUMBER.match(r[index]) for r in rows if r[index])
         grid.add_column(name, justify="right" if numeric else "left", overflow="fold")
     for row in rows:
         grid.add_row(*row)
