@@ -186,7 +186,7 @@ def trace_from(data: Any, *, item_id: str, question: str, where: str = "trace") 
 class TraceRecord(VersionedRecord):
     """One line of traces.jsonl: what the system returned for one item, or why it returned nothing."""
 
-    SCHEMA = 2
+    SCHEMA = 3  # 3: warmup
     item_id: str = Field(description="The item.")
     kind: Literal["trace", "trec"] = Field("trace", description="trace: a system's trace; trec: one query of a "
                                            "TREC run (candidates only: no context, no answer).")
@@ -194,6 +194,10 @@ class TraceRecord(VersionedRecord):
                        "is not a trace is that item's problem, not the run's).")
     error: str | None = Field(None, description="Why there is no trace: the target raised, timed out, ...")
     elapsed_ms: float | None = Field(None, description="How long the failed call took.")
+    warmup: bool = Field(False, description="A warm-up call: one of the first --warmup calls per worker that this "
+                         "process started (imports, model loading, connections): its latency is kept out of "
+                         "the system's (counted apart), its tokens and cost still count. Never for --traces "
+                         "(no call is made).")
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
@@ -211,6 +215,9 @@ class RunSettings(Record):
     ks: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
                                                   description="Cutoffs K of the retrieval metrics.")
     concurrency: int = Field(4, ge=1, description="Calls to the target at once.")
+    warmup: int = Field(1, ge=0, description="Calls per worker timed apart as warm-up: the first warmup x "
+                        "concurrency calls each start of the run makes (a --resume too) are marked `warmup` and "
+                        "left out of the latency percentiles; 0: none. 0 for --traces, which makes no call.")
     timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="Seconds per call to the target.")
     precision_denominator: Literal["k", "returned"] = Field(
         "k", description="Precision@K divides by K, or by the number returned when fewer.")
@@ -246,7 +253,7 @@ class LeakageGate(Record):
 class RunManifest(VersionedRecord):
     """manifest.json: what was run, against which release and snapshot, and how."""
 
-    SCHEMA = 2
+    SCHEMA = 3  # 3: settings.warmup
     dataset: str = Field(description="Dataset name.")
     version: str = Field(description="Release version (vN).")
     content_sha256: str = Field(description="The release's content hash.")
@@ -263,11 +270,13 @@ class RunManifest(VersionedRecord):
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
-        """Schema 1 kept K as settings.k and the prices under settings.price_per_million_tokens."""
+        """Schema 1 kept K as settings.k and the prices under settings.price_per_million_tokens; before
+        schema 3 no call was timed apart as warm-up (settings.warmup 0)."""
         old = dict(data.get("settings") or {})
         prices = old.pop("price_per_million_tokens", None) or {}
         settings = {"ks": old.pop("k", [1, 3, 5, 10]), "price_input": prices.get("input"),
-                    "price_output": prices.get("output"), "oracle_context": bool(data.get("diagnostic")), **old}
+                    "price_output": prices.get("output"), "oracle_context": bool(data.get("diagnostic")),
+                    "warmup": 0, **old}
         return {**data, "settings": settings}
 
 
@@ -297,10 +306,25 @@ def judge_difference(started: dict[str, Any], now: dict[str, Any]) -> str | None
     return f"started with {_judge_named(started)}; now {_judge_named(now)}"
 
 
+class ItemEndToEnd(Record):
+    """One item's latency, tokens and cost, as the run's end to end sums them; None where unknown
+    (never 0 for unknown)."""
+
+    latency_ms: float | None = Field(None, description="The call's total milliseconds: the trace's latency_ms.total, "
+                                     "or how long a failed call took; None when neither is known.")
+    warmup: bool = Field(False, description="A warm-up call (its trace record's `warmup`): left out of the run's "
+                         "latency percentiles.")
+    tokens: int | None = Field(None, description="Prompt plus completion tokens; None when the trace reported no "
+                               "token counts, its usage is no count (a problem), or the call failed.")
+    cost: float | None = Field(None, description="USD: the trace's cost, else its tokens at --price-input/"
+                               "--price-output; None when unknown (no cost, no tokens or no prices, a problem "
+                               "usage, a failed call).")
+
+
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 
-    SCHEMA = 3  # 2: failed, apart; 3: lexical_attribution
+    SCHEMA = 4  # 2: failed, apart; 3: lexical_attribution; 4: end_to_end
 
     item_id: str = Field(description="The item.")
     answerable: bool = Field(description="Whether the item is answerable.")
@@ -319,6 +343,9 @@ class ItemScores(VersionedRecord):
                                 "flag, an empty answer, or a refusal phrase (lexical).")
     apart: str | None = Field(None, description="Why this item is scored apart from every subset (its evidence "
                               "is in documents the leakage check excluded).")
+    end_to_end: ItemEndToEnd | None = Field(None, description="Its latency, tokens and cost, for pairing items "
+                                            "across runs; None for a TREC run's line or an item with no trace "
+                                            "record (or scored before this was recorded).")
 
 
 class MetricSummary(Record):
@@ -346,7 +373,8 @@ class LatencySummary(Record):
 class EndToEnd(Record):
     """Latency, tokens and cost of the system under test."""
 
-    latency_ms: dict[str, LatencySummary | None] = Field(default_factory=dict, description="Per stage.")
+    latency_ms: dict[str, LatencySummary | None] = Field(default_factory=dict, description="Per stage (and "
+                                                         "'failed calls'), warm-up calls left out.")
     system_tokens: dict[str, int] = Field(default_factory=dict, description="Prompt and completion tokens.")
     system_cost: float | None = Field(None, description="USD, from the traces or --price-input/--price-output.")
     usage_left_out: int = Field(0, description="Items whose trace reported a usage that is no count or cost "
@@ -355,6 +383,11 @@ class EndToEnd(Record):
     usage_reported: int | None = Field(None, description="Items whose trace reported token counts: the tokens "
                                        "are theirs; 0 means the system reported none, so its tokens are unknown, "
                                        "not 0 (None: scored before this was counted).")
+    warmup_calls: int = Field(0, description="Warm-up calls (failed ones too): in no stage of `latency_ms`, "
+                              "in the tokens and cost (a warm-up call is paid). When every call was one, "
+                              "`latency_ms` is empty.")
+    warmup_ms: LatencySummary | None = Field(None, description="The warm-up calls' total latency (a failed "
+                                             "one's elapsed time); None when there were none.")
 
 
 class JudgeAgreement(Record):
@@ -406,9 +439,9 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
-    SCHEMA = 3  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
+    SCHEMA = 4  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
     # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out (then
-    # end_to_end.usage_reported, None when absent)
+    # end_to_end.usage_reported, None when absent); 4: end_to_end.warmup_calls and warmup_ms
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")

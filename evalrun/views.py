@@ -8,7 +8,16 @@ import os
 import shlex
 from pathlib import Path
 
-from evalrun.records import MANIFEST, SUMMARY, EndToEnd, ItemScores, MetricSummary, RunManifest, RunSummary
+from evalrun.records import (
+    MANIFEST,
+    SUMMARY,
+    EndToEnd,
+    ItemScores,
+    LatencySummary,
+    MetricSummary,
+    RunManifest,
+    RunSummary,
+)
 
 ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
                 "false_refusal", "false_answer")
@@ -155,3 +164,51 @@ def system_tokens(e2e: EndToEnd, items: int) -> str:
     if e2e.usage_reported is not None and e2e.usage_reported < items:
         text += f" (reported by {e2e.usage_reported:,} of {items:,} items)"
     return text
+
+
+def duration(ms: float) -> str:
+    """Return milliseconds as a person reads them: in ms below 10 s, in seconds from there.
+
+    >>> duration(850.4), duration(1243.0), duration(16512.0)
+    ('850 ms', '1,243 ms', '16.5 s')
+    """
+    if round(ms) < 10_000:
+        return f"{ms:,.0f} ms"
+    return f"{ms / 1000:,.1f} s"
+
+
+def _calls(n: int) -> str:
+    return f"{n:,} call{'s' if n != 1 else ''}"
+
+
+def latency_line(e2e: EndToEnd) -> str | None:
+    """Return which calls the latency figures are over and the warm-up calls left out of them (or that
+    every call was one, so there are none); None when the run has no latency (a TREC run).
+
+    >>> total = LatencySummary(n=57, p50=850.0, p95=1243.0, max=2000.0)
+    >>> latency_line(EndToEnd(latency_ms={"total": total}, warmup_calls=4,
+    ...                       warmup_ms=LatencySummary(n=4, p50=900.0, p95=14000.0, max=16512.0)))
+    'latency over 57 calls; 4 warm-up calls left out (slowest 16.5 s)'
+    >>> latency_line(EndToEnd(warmup_calls=2, warmup_ms=LatencySummary(n=2, p50=500.0, p95=600.0, max=610.0)))
+    'latency: none measured, every call (2) was a warm-up call (slowest 610 ms); --warmup 0 counts them'
+    """
+    # a trace is in each stage at most once: the calls are the most any stage holds, and the failed ones
+    stages = {stage: v.n for stage, v in e2e.latency_ms.items() if v}
+    failed = stages.pop("failed calls", 0)
+    measured = max(stages.values(), default=0) + failed
+    slowest = f" (slowest {duration(e2e.warmup_ms.max)})" if e2e.warmup_ms else ""
+    if not measured:
+        if not e2e.warmup_calls:
+            return None
+        return (f"latency: none measured, every call ({e2e.warmup_calls:,}) was a warm-up call{slowest}; "
+                f"--warmup 0 counts them")
+    line = f"latency over {_calls(measured)}"
+    if e2e.warmup_calls:
+        line += f"; {e2e.warmup_calls:,} warm-up call{'s' if e2e.warmup_calls != 1 else ''} left out{slowest}"
+    return line
+
+
+def latency_rows(e2e: EndToEnd) -> list[tuple[str, str, str, str, str]]:
+    """Return one row per latency stage: its name, n, p50, p95 and max as a person reads them."""
+    return [(stage, f"{v.n:,}", duration(v.p50), duration(v.p95), duration(v.max))
+            for stage, v in e2e.latency_ms.items() if v]

@@ -73,6 +73,10 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
               "(another judge endpoint or model is refused, naming both).")
 @click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cutoffs for retrieval metrics.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--warmup", type=click.IntRange(min=0), default=RunSettings().warmup, show_default=True,
+              help="Calls per worker timed apart as warm-up (imports, model loading, connections): the first "
+              "warmup x concurrency calls are left out of the latency percentiles, counted and shown apart (their "
+              "tokens and cost still count); a --resume warms up again. 0: none. --traces has none.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds per item for the target, from the moment its call starts.")
 @click.option("--max-response-bytes", type=click.IntRange(min=1), default=RunSettings().max_response_bytes,
@@ -93,9 +97,9 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
               "computed and counted as unscored, not 0; everything else is scored.")
 @WORKSPACE
 @click.pass_context
-def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, timeout, max_response_bytes,
-                precision_denominator, oracle_context, allow_unchecked, exclude_errors, price_input, price_output,
-                judge_repeats, no_judge, command_workspace) -> None:
+def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, warmup, timeout,
+                max_response_bytes, precision_denominator, oracle_context, allow_unchecked, exclude_errors,
+                price_input, price_output, judge_repeats, no_judge, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart.
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
@@ -104,7 +108,7 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
     configured, --resume is refused before any call."""
     workspace = named_workspace(ctx, command_workspace)
     done = run_release(ref, target=target, traces=traces, workspace=workspace, out=out,
-                       resume=resume, ks=parse_ks(ks), concurrency=concurrency, timeout=timeout,
+                       resume=resume, ks=parse_ks(ks), concurrency=concurrency, warmup=warmup, timeout=timeout,
                        max_response_bytes=max_response_bytes, precision_denominator=precision_denominator,
                        oracle_context=oracle_context, allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
                        price_input=price_input, price_output=price_output, judge_repeats=judge_repeats,

@@ -20,6 +20,8 @@ from evalrun.views import (
     attribution_names,
     format_summary,
     judge_lines,
+    latency_line,
+    latency_rows,
     other_names,
     problem_lines,
     retrieval_names,
@@ -81,10 +83,10 @@ def print_summary(folder: Path) -> None:
                     [(name, *format_summary(overall[name])) for name in other_names(overall)]))
     out.print(INTERVALS)
     e2e = summary.end_to_end
-    if e2e.latency_ms:
-        out.print(table("latency (ms)", ("stage", "n", "p50", "p95", "max"),
-                        [(stage, v.n, f"{v.p50:.1f}", f"{v.p95:.1f}", f"{v.max:.1f}")
-                         for stage, v in e2e.latency_ms.items() if v]))
+    if any(e2e.latency_ms.values()):
+        out.print(table("latency", ("stage", "n", "p50", "p95", "max"), latency_rows(e2e)))
+    if latency := latency_line(e2e):
+        out.print(latency, soft_wrap=True)
     cost = "unknown" if e2e.system_cost is None else f"{e2e.system_cost:.4f} USD"
     out.print(f"{system_tokens(e2e, summary.items)}; system cost: {cost}"
               + (f" ([bold]{e2e.usage_left_out} items' usage left out[/bold]: no count or cost, see --failures)"

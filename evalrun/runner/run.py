@@ -134,15 +134,30 @@ def _failure(exc: BaseException) -> str:
     return _printable(f"target raised {type(exc).__name__}" + (f": {message[:200]}" if message else ""))
 
 
-def _record(finished: Finished[EvalItem], settings: RunSettings) -> TraceRecord:
-    """Return the trace record of one ended call: its trace, or why it has none."""
+def _record(finished: Finished[EvalItem], settings: RunSettings, warmup: bool = False) -> TraceRecord:
+    """Return the trace record of one ended call: its trace, or why it has none; `warmup`: the call
+    was a warm-up call (marked whether it succeeded or not)."""
     if finished.timed_out:
         error = f"target timed out after {settings.timeout:g} s"
     elif finished.error is not None:
         error = _failure(finished.error)
     else:
-        return finished.value
-    return TraceRecord(item_id=finished.item.id, error=error, elapsed_ms=finished.seconds * 1000)
+        return finished.value.model_copy(update={"warmup": warmup})
+    return TraceRecord(item_id=finished.item.id, error=error, elapsed_ms=finished.seconds * 1000, warmup=warmup)
+
+
+def warmup_ids(todo: list[str], settings: RunSettings) -> set[str]:
+    """Return the item ids, of those in `todo` (in the order their calls start), whose calls are
+    warm-up calls: the first `warmup` calls of each of the `concurrency` workers, which are the first
+    warmup x concurrency of `todo`. A run resumed in a new process is cold again: its first calls
+    are warm-up too.
+
+    >>> sorted(warmup_ids(["q0", "q1", "q2", "q3", "q4"], RunSettings(concurrency=2)))
+    ['q0', 'q1']
+    >>> warmup_ids(["q0", "q1", "q2"], RunSettings(concurrency=2, warmup=0))
+    set()
+    """
+    return set(todo[:settings.warmup * settings.concurrency])
 
 
 def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, description: str, settings: RunSettings,
@@ -171,7 +186,7 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
     args = ["evalrun", "run", "--dataset", ref, *(["--target", target] if target else ["--traces", str(traces)]),
             "--out", str(folder), "--resume"]
     defaults = RunSettings()
-    for option, field in (("--concurrency", "concurrency"), ("--timeout", "timeout"),
+    for option, field in (("--concurrency", "concurrency"), ("--warmup", "warmup"), ("--timeout", "timeout"),
                           ("--max-response-bytes", "max_response_bytes")):
         if getattr(settings, field) != getattr(defaults, field):
             args += [option, repr(getattr(settings, field))]
@@ -183,13 +198,15 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
 
 
 def _call_target(call: Target, todo: list[EvalItem], settings: RunSettings, log: TraceLog) -> None:
-    """Call the target for every item of `todo`, appending each record as its call ends."""
+    """Call the target for every item of `todo`, appending each record as its call ends; the first
+    calls (`warmup_ids`) are marked as warm-up."""
     calls = Calls(lambda item: _traced(call, item, settings), concurrency=settings.concurrency,
                   timeout=settings.timeout)
+    warm = warmup_ids([item.id for item in todo], settings)
     failed = [0]  # read by the progress bar's status after every item
     for finished in progress(calls.run(todo), "running the target", unit="item", total=len(todo),
                              status=lambda: f"{failed[0]} errors"):
-        record = _record(finished, settings)
+        record = _record(finished, settings, warmup=finished.item.id in warm)
         failed[0] += record.error is not None
         log.append(record)
     if calls.abandoned:
@@ -252,6 +269,8 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
         raise InputError("give exactly one of --target or --traces", field="target")
     if settings.oracle_context and traces is not None:
         raise InputError("--oracle-context needs a Python --target", field="oracle-context")
+    if traces is not None:   # no call is made: the system logged its own latencies, none of them a warm-up
+        settings = settings.model_copy(update={"warmup": 0})
     # Every path is made absolute now, before the target is imported: a target that changes the
     # working folder (on import or on a call) does not move where the run reads or writes.
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))

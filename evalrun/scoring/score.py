@@ -56,7 +56,7 @@ from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
 from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
-from evalrun.scoring.summary import RETRIEVAL, summarize
+from evalrun.scoring.summary import RETRIEVAL, item_end_to_end, summarize
 
 LAYERS = ("candidates", "context")
 NO_CONTEXT = "the trace reports no context (no 'context' key)"
@@ -145,6 +145,7 @@ class _Scorer:
             trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
+        row.end_to_end = item_end_to_end(record, None if failure else trace, self.settings)
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
         missing = sorted({p.chunk_id for p in (trace.candidates or []) + (trace.context or [])
@@ -321,8 +322,10 @@ def score_run(workspace: Workspace, folder: Path,
     if manifest.settings.exclude_errors:
         scorer.exclude_failed()
     ordered = [scorer.rows[i.id] for i in items]
-    failed_ms = [r.elapsed_ms for r in run.traces.values() if r.error is not None and r.elapsed_ms is not None]
-    summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms)
+    failed_ms = {r.item_id: r.elapsed_ms for r in run.traces.values()
+                 if r.error is not None and r.elapsed_ms is not None}
+    warmup = {r.item_id for r in run.traces.values() if r.warmup}
+    summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms, warmup)
     summary.problem_examples = {kind: scorer.examples[kind] for kind in summary.problems if kind in scorer.examples}
     summary.judge = judge
     summary.layers["generation"] = judge.status

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Collection
 
 import numpy as np
 
 from curate import EvalItem, now
 from evalrun.records import (
     EndToEnd,
+    ItemEndToEnd,
     ItemScores,
     LatencySummary,
     RunManifest,
     RunRef,
+    RunSettings,
     RunSummary,
     Trace,
+    TraceRecord,
+    Usage,
 )
 from evalrun.scoring.aggregate import aggregate
 
@@ -54,37 +59,90 @@ def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> di
     return subsets
 
 
-def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: list[float] = ()) -> EndToEnd:
+def usage_cost(usage: Usage, settings: RunSettings) -> float | None:
+    """Return the USD one trace's usage cost: its own cost, else its reported tokens at the run's prices
+    (per million); None when unknown: a usage that is no count or cost, no cost and no tokens reported,
+    or no prices given. The one pricing rule of the run's cost and of each item's.
+
+    >>> usage_cost(Usage(prompt_tokens=1000, completion_tokens=100), RunSettings(price_input=1.0, price_output=4.0))
+    0.0014
+    >>> print(usage_cost(Usage(prompt_tokens=1000, completion_tokens=100), RunSettings()))
+    None
+    """
+    if usage.problem:
+        return None
+    if usage.cost is not None:
+        return usage.cost
+    if usage.reported and settings.price_input is not None and settings.price_output is not None:
+        return (usage.prompt_tokens * settings.price_input + usage.completion_tokens * settings.price_output) / 1e6
+    return None
+
+
+def usage_tokens(usage: Usage) -> int | None:
+    """Return one trace's prompt plus completion tokens; None when it reported none or its usage is no count.
+
+    >>> usage_tokens(Usage(prompt_tokens=100, completion_tokens=10)), usage_tokens(Usage())
+    (110, None)
+    """
+    if usage.problem or not usage.reported:
+        return None
+    return usage.prompt_tokens + usage.completion_tokens
+
+
+def item_end_to_end(record: TraceRecord | None, trace: Trace | None, settings: RunSettings) -> ItemEndToEnd | None:
+    """Return one item's latency, tokens and cost: from its `trace` as scored, or, when the call failed
+    (`trace` None), the failed call's time and unknown tokens and cost; None when the item has no
+    trace record, or is a line of a TREC run (no latency, no usage).
+
+    >>> record = TraceRecord(item_id="a", error="target timed out after 1 s", elapsed_ms=1000.0, warmup=True)
+    >>> item_end_to_end(record, None, RunSettings())
+    ItemEndToEnd(latency_ms=1000.0, warmup=True, tokens=None, cost=None)
+    """
+    if record is None or record.kind == "trec":
+        return None
+    if trace is None:
+        return ItemEndToEnd(latency_ms=record.elapsed_ms, warmup=record.warmup)
+    return ItemEndToEnd(latency_ms=trace.latency_ms.get("total"), warmup=record.warmup,
+                        tokens=usage_tokens(trace.usage), cost=usage_cost(trace.usage, settings))
+
+
+def end_to_end(traces: dict[str, Trace], manifest: RunManifest, failed_ms: dict[str, float] | None = None,
+               warmup: Collection[str] = ()) -> EndToEnd:
     """Return latency per stage, the system's tokens and its cost (from the traces, else the prices), over
-    the traces whose usage can be counted (the others are counted apart, `usage_left_out`);
-    `failed_ms`: how long the calls that failed took (timeouts included), reported as their own stage
-    so that the system's latency neither hides nor mixes them."""
+    the traces whose usage can be counted (the others are counted apart, `usage_left_out`).
+
+    `traces`: item id -> trace that scored; `failed_ms`: item id -> how long a call that failed took
+    (timeouts included), reported as its own stage so that the system's latency neither hides nor
+    mixes them; `warmup`: the ids of the warm-up calls' items (failed ones too), whose latencies are
+    in no stage but counted and summarised apart (`warmup_calls`, `warmup_ms`); their tokens and cost
+    count (a warm-up call is paid)."""
     stages: dict[str, list[float]] = {}
-    if failed_ms:
-        stages["failed calls"] = list(failed_ms)
+    warm_ms: list[float] = []
+    for item_id, ms in (failed_ms or {}).items():
+        (warm_ms if item_id in warmup else stages.setdefault("failed calls", [])).append(ms)
     tokens: Counter = Counter()
     cost, cost_known = 0.0, False
     left_out = reported = 0
-    settings = manifest.settings
-    for trace in traces.values():
-        for stage, ms in trace.latency_ms.items():
-            stages.setdefault(stage, []).append(ms)
+    for item_id, trace in traces.items():
+        if item_id in warmup:   # none of its stages is the system's latency; its total is the warm-up's
+            if "total" in trace.latency_ms:
+                warm_ms.append(trace.latency_ms["total"])
+        else:
+            for stage, ms in trace.latency_ms.items():
+                stages.setdefault(stage, []).append(ms)
         if trace.usage.problem:   # named in the item's problems; a negative or NaN cost is in no sum
             left_out += 1
             continue
         reported += trace.usage.reported
         tokens["prompt_tokens"] += trace.usage.prompt_tokens
         tokens["completion_tokens"] += trace.usage.completion_tokens
-        if trace.usage.cost is not None:
-            cost, cost_known = cost + trace.usage.cost, True
-        elif trace.usage.reported and settings.price_input is not None and settings.price_output is not None:
-            cost += (trace.usage.prompt_tokens * settings.price_input
-                     + trace.usage.completion_tokens * settings.price_output) / 1e6
-            cost_known = True
+        priced = usage_cost(trace.usage, manifest.settings)
+        if priced is not None:
+            cost, cost_known = cost + priced, True
     # a cost is known when a trace said it or reported tokens to price; none said: unknown, never 0
     return EndToEnd(latency_ms={stage: percentiles(v) for stage, v in sorted(stages.items())},
                     system_tokens=dict(tokens), system_cost=cost if cost_known else None, usage_left_out=left_out,
-                    usage_reported=reported)
+                    usage_reported=reported, warmup_calls=len(warmup), warmup_ms=percentiles(warm_ms))
 
 
 def context_loss(rows: list[ItemScores], ks) -> dict[str, float]:
@@ -117,8 +175,10 @@ def apart_label(reason: str) -> str:
 
 
 def summarize(rows: list[ItemScores], items: list[EvalItem], traces: dict[str, Trace], manifest: RunManifest,
-              problems: Counter, failed_ms: list[float] = ()) -> RunSummary:
-    """Return the run's summary: every metric overall and per subset, losses, end to end, attribution.
+              problems: Counter, failed_ms: dict[str, float] | None = None,
+              warmup: Collection[str] = ()) -> RunSummary:
+    """Return the run's summary: every metric overall and per subset, losses, end to end (`failed_ms`
+    and `warmup` as `end_to_end` takes them), attribution.
 
     "all" and every subset hold the items not scored apart; those are summarised under their
     own label ("apart=excluded evidence")."""
@@ -135,7 +195,7 @@ def summarize(rows: list[ItemScores], items: list[EvalItem], traces: dict[str, T
         failed_items=dict(Counter(row.failed.split(":")[0] for row in rows if row.failed)),
         apart={label: [row.item_id for row in rows if row.apart and apart_label(row.apart) == label]
                for label in sorted(set(apart.values()))},
-        metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest, failed_ms),
+        metrics=table, context_loss=loss, end_to_end=end_to_end(traces, manifest, failed_ms, warmup),
         attribution=dict(Counter(a for row in rows for a in row.attribution)),
         attribution_lexical=dict(Counter(a for row in rows for a in row.lexical_attribution)),
         layers={"retrieval": "scored", "generation": None})

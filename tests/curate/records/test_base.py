@@ -52,7 +52,7 @@ def test_a_newer_release_and_run_manifest_are_one_line(handbook, tmp_path):
     run_folder = tmp_path / "run"
     run_folder.mkdir()
     (run_folder / "manifest.json").write_text(json.dumps({"schema_version": 5}), encoding="utf-8")
-    with pytest.raises(SchemaVersionError, match="schema 5, this version reads 2"):
+    with pytest.raises(SchemaVersionError, match=f"schema 5, this version reads {RunManifest.SCHEMA}"):
         read_run(run_folder)
 
 
