@@ -48,6 +48,11 @@ api_key_env = "{judge_api_key_env}"
 # Folder holding the relevance guidelines; its content hash is the guideline version.
 path = "{guidelines}"
 
+# `evalrun compare`: the metrics that decide its verdict, corrected together (Holm); every other row
+# is exploratory. Without this table, a short default list per layer (docs/how-to/compare.md).
+# [compare]
+# primary = ["context/recall@5", "generation/correctness", "generation/faithfulness", "e2e/latency_p95"]
+
 # `curate add-failures`: which production rows are failures (the defaults; negative_feedback has a
 # few more), and the team's own personal-data patterns, masked as [NAME] (docs/how-to/failures.md).
 # [failures]

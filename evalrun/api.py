@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from curate import InputError, NotFound, ReleaseManifest, Workspace, WorkspaceError, find_workspace
 from evalrun.compare.comparable import check_comparable
-from evalrun.compare.comparison import ALPHA, CORRECTION, Comparison, release_items
+from evalrun.compare.comparison import ALPHA, Comparison, release_items
 from evalrun.compare.core import compare_scored
 from evalrun.compare.gate import read_gate, refuse_diagnostic
 from evalrun.records import Run, RunSettings, read_run, scored_run
@@ -45,7 +45,8 @@ def _scored(run: Run | str | os.PathLike) -> Run:
 
 def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | None = None,
         traces: str | os.PathLike | None = None, workspace: WorkspaceLike = None, out: str | os.PathLike | None = None,
-        resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, timeout: float = 60.0,
+        resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, warmup: int = 1,
+        timeout: float = 60.0,
         max_response_bytes: int = 10_000_000, precision_denominator: Literal["k", "returned"] = "k",
         oracle_context: bool = False, allow_unchecked: bool = False, exclude_errors: bool = False,
         price_input: float | None = None, price_output: float | None = None, judge_repeats: int = 1,
@@ -58,7 +59,8 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     or a TREC run it already logged. `out` is the run folder (default: `runs/NAME-vN-TIME` in the
     workspace); `resume` finishes one a kill interrupted. The other arguments are `evalrun run`'s
     options of the same names (`no_judge=True`: no judge is asked, the judged metrics are
-    unscored, never 0). Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
+    unscored, never 0; `warmup`: the first calls per worker are timed apart as warm-up, out of the
+    latency percentiles). Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
 
     In the README's workspace (release `hr@v1`, and `rag.py`'s `answer` a function that takes a
     question and returns a trace):
@@ -73,7 +75,7 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     """
     ref = release if isinstance(release, str) else f"{release.name}@{release.version}"
     try:
-        settings = RunSettings(ks=list(ks), concurrency=concurrency, timeout=timeout,
+        settings = RunSettings(ks=list(ks), concurrency=concurrency, warmup=warmup, timeout=timeout,
                                max_response_bytes=max_response_bytes, oracle_context=oracle_context,
                                allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
@@ -88,16 +90,18 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
 
 def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
             gate: str | os.PathLike | bool | None = None, workspace: WorkspaceLike = None, metrics: Sequence[str] = (),
-            correction: str = CORRECTION, alpha: float = ALPHA, allow_weak_rules: bool = False) -> Comparison:
+            primary: Sequence[str] = (), alpha: float = ALPHA, allow_weak_rules: bool = False) -> Comparison:
     """Return the comparison of the scored run `new` against `base` (Run objects or run folders):
     every row (`comparison.rows`, `comparison.row(metric, subset)`), the warnings to read first, and
     with `gate` the gate's verdict (`comparison.gate.passed`, and each failed rule in `.failed`).
 
     `gate` is a TOML file with a `[gate]` table, or True for the workspace's curate.toml. The subsets
     come from the release, read from the workspace; without one (none found, and no `gate=True`)
-    only "all" is compared, and the comparison says so. `metrics` (globs), `correction` ("holm" or
-    "bh"), `alpha` and `allow_weak_rules` are `evalrun compare`'s options. The core, with no
-    workspace and no file read, is `evalrun.compare.core.compare_scored`.
+    only "all" is compared, and the comparison says so. `comparison.verdict` says better, worse, mixed
+    or no detectable difference, from the primary family: `primary` (metric globs), else the
+    workspace's `[compare] primary`, else the default list (`evalrun.compare.family`). `metrics`
+    (globs, narrowing the exploratory rows), `alpha` and `allow_weak_rules` are `evalrun compare`'s
+    options. The core, with no workspace and no file read, is `evalrun.compare.core.compare_scored`.
 
     In the README's workspace, a second run against the first, held to a gate:
 
@@ -108,6 +112,7 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
 
     Path("gate.toml").write_text('[gate]\\nguard = ["candidates/recall@5"]\\n')
     comparison = evalrun.compare("runs/first", "runs/python", gate="gate.toml", allow_weak_rules=True)
+    print(comparison.verdict.sentence)
     print(comparison.gate.passed, comparison.row("candidates/recall@5").difference, comparison.warnings)
     ```
     """
@@ -130,8 +135,25 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
     if rules is not None:
         refuse_diagnostic(str(new_run.folder), checked.new_diagnostic)   # before the release is read
     items = release_items(found, new_run) or release_items(found, base_run)
-    return compare_scored(base_run, new_run, items, metrics=metrics, alpha=alpha, correction=correction,
-                          rules=rules, gate_source=source, allow_weak_rules=allow_weak_rules, checked=checked)
+    declared, declared_from = list(primary), "--primary"
+    if not declared and found is not None:
+        declared, declared_from = declared_primary(found), str(found.config_path)
+    return compare_scored(base_run, new_run, items, metrics=metrics, primary=declared, primary_source=declared_from,
+                          alpha=alpha, rules=rules, gate_source=source, allow_weak_rules=allow_weak_rules,
+                          checked=checked)
+
+
+def declared_primary(workspace: Workspace) -> list[str]:
+    """Return the workspace's `[compare] primary` metric globs (empty: the default family); a value that
+    is not a list of metric names is an InputError naming curate.toml, line and field."""
+    table = workspace.config().get("compare", {})
+    if not isinstance(table, dict):
+        raise workspace.setting_error("must be a table, [compare]", "compare")
+    value = table.get("primary", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise workspace.setting_error("must be a list of metric names or globs, e.g. [\"context/recall@5\", "
+                                      "\"lexical/f1\"]", "compare", "primary")
+    return [v.strip() for v in value]
 
 
 def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None = None,

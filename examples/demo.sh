@@ -71,7 +71,7 @@ echo; evalrun show runs/handbook-v2-baseline --failures --attribution context_cu
 echo; echo "== the baseline's failures, promoted: questions the set already holds are counted on their items"
 evalrun export-failures runs/handbook-v2-baseline --out exports/baseline-failures.jsonl
 curate add-failures exports/baseline-failures.jsonl --dataset handbook --month 2026-12
-echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? (paired tests, Holm-corrected)"
+echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? (the verdict first, then every row)"
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null
 evalrun compare runs/handbook-v2-baseline runs/handbook-v2-context5 --metric 'context/*' --metric 'lexical/*'

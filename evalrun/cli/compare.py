@@ -8,15 +8,17 @@ import json
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from curate import WorkspaceError
 from curate.cli import EXIT_FINDINGS, console, table, workspace_of
 from evalrun.api import compare as compare_runs_of
 from evalrun.cli.run import WORKSPACE, named_workspace
 from evalrun.views import format_summary
+from evalrun import numbers
+from evalrun.compare.verdict import label
 from evalrun.compare.comparison import (
     ALPHA,
-    CORRECTIONS,
     CompareRow,
     Comparison,
     GateResult,
@@ -34,43 +36,41 @@ from evalrun.compare.history import (
 )
 
 INTERVALS = ("95% CI: a paired percentile bootstrap (one resample of the items for both runs); N: Newcombe's score "
-             "interval for paired proportions (0/1 values on fewer than 100 pairs, or no pair that changed)")
-METHOD = {"holm": "Holm's method (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
+             "interval for paired proportions (0/1 values on fewer than 100 pairs, or no pair that changed); S: the "
+             "sign-flip test inverted (where the bootstrap and the test disagree about 0: few items changed)")
+MARKS = {"newcombe": "N", "sign_flip_inverted": "S"}
+COLUMNS = ("metric", "subset", "n", "left out", "base", "new", "change", "95% CI", "p")
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return ""
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+def _cells(row: CompareRow) -> tuple:
+    """Return a row's cells as printed, numbers in their unit (rates in %, changes in points)."""
+    ci = numbers.interval(row.metric, row.ci95)
+    if ci and row.ci_method in MARKS:
+        ci += " " + MARKS[row.ci_method]
+    return (label(row.metric), row.subset, f"{row.n:,}", f"{row.left_out:,}" if row.left_out else "",
+            numbers.value(row.metric, row.base), numbers.value(row.metric, row.new),
+            numbers.difference(row.metric, row.difference), ci, numbers.p_value(row.p_value))
 
 
-def _num(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return ""
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
-
-
-def _row(row: CompareRow) -> tuple:
-    ci = f"[{row.ci95[0]:+.3f}, {row.ci95[1]:+.3f}]" if row.ci95 else ""
-    if ci and row.ci_method == "newcombe":
-        ci += " N"
-    mark = ("worse" if row.worse else "*") if row.significant else ""
-    return (row.metric, row.subset, row.n, row.left_out or "", _num(row.base), _num(row.new),
-            _num(row.difference, signed=True), ci, _p(row.p_value), _p(row.p_adjusted), mark)
+def _mark(row: CompareRow) -> str:
+    return "better" if row.better else "worse" if row.worse else "negligible" if row.negligible else ""
 
 
 def headline(comparison: Comparison) -> list[str]:
-    """Return the lines printed before any number: what is compared, how p-values are corrected, and
-    everything that makes the comparison less than controlled."""
+    """Return the lines printed after the verdict, before any table: what is compared, how the p-values
+    are corrected, and every warning."""
     c = comparison
-    lines = [(f"NEW {c.new} ({c.new_target}) against BASE {c.base} ({c.base_target}): {c.items} items both scored; "
-             f"p-values corrected for the {c.compared} comparisons (metrics x subsets) by {METHOD[c.correction]}, "
-             f"* = significant at {c.alpha:g}")]
+    lines = [(f"NEW {escape(c.new)} ({escape(c.new_target)}) against BASE {escape(c.base)} ({escape(c.base_target)}): "
+              f"{c.items:,} items both scored. "
+              f"Primary family ({c.primary_source}, {c.compared} rows) corrected together by Holm's method; the other "
+              f"{c.exploratory:,} rows are exploratory: uncorrected p, and q = Benjamini-Hochberg false discovery "
+              f"rate over them")]
+    lines += [f"note: {escape(n)}" for n in c.family_notes]
     if c.uncontrolled:
-        lines.append("[bold]NOT A CONTROLLED COMPARISON[/bold]: " + "; ".join(c.uncontrolled))
+        lines.append("[bold]NOT A CONTROLLED COMPARISON[/bold]: " + escape("; ".join(c.uncontrolled)))
     if c.new_diagnostic:
         lines.append("[bold]NEW is a DIAGNOSTIC run (oracle context)[/bold]: it can never be the NEW side of a gate")
-    lines += [f"warning: {w}" for w in c.warnings]
+    lines += [f"warning: {escape(w)}" for w in c.warnings]
     if c.apart:
         lines.append(f"{c.apart} items scored apart in either run are in no row")
     if not c.subsets:
@@ -78,25 +78,51 @@ def headline(comparison: Comparison) -> list[str]:
     return lines
 
 
+def verdict_lines(comparison: Comparison) -> list[str]:
+    """Return the verdict as printed first: the sentence, then each supporting line indented."""
+    verdict = comparison.verdict
+    return [f"Verdict: {verdict.sentence}"] + [f"  {line}" for line in verdict.lines[1:]]
+
+
 def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
-    """Print the comparison: the headline, the overall rows and the subsets that differ significantly
-    (every row with `show_all`), then the trade-offs."""
+    """Print the verdict, the headline, the primary rows, the exploratory rows (overall, and the subsets
+    whose q-value is below alpha; every row with `show_all`), then the trade-offs."""
     out = console()
+    verdict = verdict_lines(comparison)
+    out.print(escape(verdict[0]), style="bold", soft_wrap=True, highlight=False)
+    for line in verdict[1:] + [""]:
+        out.print(escape(line), soft_wrap=True, highlight=False)
     for line in headline(comparison):
-        out.print(line, soft_wrap=True)
-    shown = [r for r in comparison.rows if show_all or r.subset == "all" or r.significant]
-    hidden = len(comparison.rows) - len(shown)
-    out.print(table("paired over the items scored in both runs (diff = NEW - BASE)",
-                    ("metric", "subset", "n", "left out", "base", "new", "diff", "95% CI", "p",
-                     f"p {comparison.correction}", ""), [_row(r) for r in shown]))
+        out.print(line, soft_wrap=True, highlight=False)
+    primary = [r for r in comparison.rows if r.primary]
+    out.print(table(f"primary: the metrics that decide (p Holm over {comparison.compared})",
+                    (*COLUMNS, "p Holm", ""), [(*_cells(r), numbers.p_value(r.p_adjusted), _mark(r)) for r in primary]))
+    explored = [r for r in comparison.rows if not r.primary]
+    shown = [r for r in explored if show_all or r.subset == "all" or r.significant]
+    hidden = len(explored) - len(shown)
+    if shown:
+        out.print(table("exploratory: leads to follow, not findings (uncorrected p; q over every exploratory row)",
+                        (*COLUMNS, "q", ""), [(*_cells(r), numbers.p_value(r.q_value), _mark(r)) for r in shown]))
+    else:
+        out.print("exploratory: no row on 'all' outside the primary family (--metric chose only primary metrics)")
     out.print(INTERVALS)
     if hidden:
-        out.print(f"{hidden} subset rows without a significant difference not shown (--all shows every row)",
+        out.print(f"{hidden:,} exploratory subset rows with q >= {comparison.alpha:g} not shown (--all shows every row)",
                   soft_wrap=True)
-    rows = [(t.measure, "" if t.base is None else f"{t.base:.4g}", "" if t.new is None else f"{t.new:.4g}",
-             "" if t.change is None else f"{t.change:+.1%}") for t in comparison.trade_offs
-            if t.base is not None or t.new is not None]
+    rows = [(t.measure, _measure(t.measure, t.base), _measure(t.measure, t.new), numbers.relative(t.base, t.new))
+            for t in comparison.trade_offs if t.base is not None or t.new is not None]
     out.print(table("trade-offs (the system's and the judge's apart)", ("measure", "base", "new", "change"), rows))
+    if comparison.warmup_note:
+        out.print(comparison.warmup_note, soft_wrap=True)
+
+
+def _measure(measure: str, value: float | None) -> str:
+    """Return a trade-off's value in its unit: ms, USD or a count."""
+    if "(ms)" in measure:
+        return numbers.ms(value)
+    if "(USD)" in measure:
+        return numbers.usd(value)
+    return numbers.count(value)
 
 
 def print_flips(comparison: Comparison) -> None:
@@ -142,19 +168,22 @@ def print_gate(result: GateResult) -> None:
 @click.command("compare")
 @click.argument("base", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--metric", "metrics", multiple=True, help="Only metrics matching this glob, e.g. 'context/recall@*' "
-              "(repeatable); the correction then counts only these.")
-@click.option("--all", "show_all", is_flag=True, help="Every subset row, not only those that differ significantly.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
-              help="How p-values are corrected for the metrics x subsets compared: holm (family-wise error) or bh "
-              "(Benjamini-Hochberg, false discovery rate).")
+@click.option("--primary", "primary", multiple=True, metavar="GLOB",
+              help="A metric that decides the verdict (repeatable; replaces [compare] primary of curate.toml and the "
+              "default: context/recall@5, generation/correctness and generation/faithfulness when judged else "
+              "lexical/f1, unanswerable/correct_refusal, e2e/latency_p95, e2e/cost_per_item). The primary metrics are "
+              "corrected together (Holm); every other row is exploratory.")
+@click.option("--metric", "metrics", multiple=True, help="Only exploratory metrics matching this glob, e.g. "
+              "'context/recall@*' (repeatable); the q-values then count only these. The primary family is kept.")
+@click.option("--all", "show_all", is_flag=True, help="Every exploratory subset row, not only those whose q-value is "
+              "below alpha.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=ALPHA, show_default=True,
-              help="Significance level of the corrected p-values.")
+              help="Significance level of the primary family's corrected p-values and of the exploratory q-values.")
 @click.option("--gate", "gate", is_flag=False, flag_value="", default=None, metavar="[FILE]",
               help="Check NEW against the rules of FILE's [gate] table (TOML), or of the workspace's curate.toml "
               "when no FILE is given (put --gate after BASE NEW then): guard, guard_subsets, improve, "
               "improve_subset, max_latency_p95_rise, latency_stage, max_cost_per_item_rise, require_controlled, "
-              "alpha. The guard and improve rows are Holm-corrected among themselves. A guard on too few items for "
+              "alpha. The guard and improve rows join the primary family and are Holm-corrected with it. A guard on too few items for "
               "any p-value to get below alpha fails as a weak rule (see --allow-weak-rules), and so does a guarded "
               "metric worse on every item. Exit 0 pass, 1 fail (each failed rule one line), 2 a bad gate file "
               "(file, line, field) or a diagnostic NEW run.")
@@ -163,28 +192,33 @@ def print_gate(result: GateResult) -> None:
 @click.option("--flips", "show_flips", is_flag=True, help="Also list, per 0/1 metric, the items that went from pass "
               "to fail and back, with their attribution before and after, and whether the flips stay within the "
               "judge's own flip rate (when a run was scored with --judge-repeats).")
-@click.option("--json", "as_json", is_flag=True, help="Print every row, the flips (and the gate's verdict) as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict first, then every row, the flips (and the "
+              "gate's verdict) as JSON.")
 @WORKSPACE
 @click.pass_context
-def compare(ctx: click.Context, base: Path, new: Path, metrics: tuple[str, ...], show_all: bool, correction: str,
-            alpha: float, gate: str | None, allow_weak_rules: bool, show_flips: bool, as_json: bool,
+def compare(ctx: click.Context, base: Path, new: Path, primary: tuple[str, ...], metrics: tuple[str, ...],
+            show_all: bool, alpha: float, gate: str | None, allow_weak_rules: bool, show_flips: bool, as_json: bool,
             command_workspace: Path | None) -> None:
-    """Compare run NEW against run BASE, paired item by item: per metric and subset, base, new, the
-    difference with its 95% paired bootstrap interval, the p-value (exact McNemar for 0/1 metrics, a
-    sign-flip permutation test otherwise) and the p-value corrected by Holm's method (default) for the
-    number of metrics x subsets compared.
+    """Compare run NEW against run BASE, paired item by item, and say first whether NEW is better, worse,
+    mixed or not detectably different, from the primary family (--primary): its change, interval and
+    Holm-corrected p-value per metric, what it costs (tokens, p95 latency, money), the subsets that
+    moved against it, and the judge's own flip rate for judged metrics.
 
-    Items unscored in either run are compared only where both scored them; how many were left out is
-    shown. A different KB snapshot, judge model or prompt version, or a degraded run, is reported
-    first as not a controlled comparison. Shown: the overall rows and the subsets that differ
-    significantly (--all: every row)."""
+    Then every row: per metric and subset, base, new, the change with its 95% paired bootstrap
+    interval and the p-value (exact McNemar for 0/1 metrics, a sign-flip permutation test otherwise,
+    a swap permutation test for p95 latency); the rows outside the primary family are exploratory,
+    with a Benjamini-Hochberg q-value. Items unscored in either run are compared only where both
+    scored them; how many were left out is shown. A different KB snapshot, judge model or prompt
+    version, or a degraded run, is reported as not a controlled comparison."""
     comparison = compare_runs_of(base, new, gate=True if gate == "" else gate,
                                  workspace=named_workspace(ctx, command_workspace),
-                                 metrics=metrics, correction=correction, alpha=alpha,
+                                 metrics=metrics, primary=primary, alpha=alpha,
                                  allow_weak_rules=allow_weak_rules)
     result = comparison.gate
     if as_json:
-        click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        document = comparison.model_dump(mode="json")
+        document["verdict"]["lines"] = comparison.verdict.lines
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         print_comparison(comparison, show_all)
         if show_flips:

@@ -1,5 +1,7 @@
 """`evalrun compare BASE NEW`: every metric overall and per subset, paired over the items both runs
-scored, with the p-values corrected (Holm) for the number of metrics x subsets compared; and the
+scored; the primary family (`evalrun.compare.family`: the few metrics declared to decide, and the
+gate's rules) corrected together by Holm's method, every other row exploratory with its uncorrected
+p-value and a Benjamini-Hochberg q-value; a verdict in words (`evalrun.compare.verdict`); and the
 end-to-end trade-offs (latency, tokens, cost) side by side.
 
 A row compares one metric on one subset ("all" or "difficulty=hard", ...) over the items whose
@@ -15,112 +17,38 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import Field
-
 from curate import (
     EvalItem,
     InputError,
     NotFound,
-    Record,
     Releases,
     Workspace,
     load_release,
 )
 from evalrun.compare.comparable import Comparability, check_comparable
-from evalrun.compare.flips import FlipCount, ItemFlip, flip_counts, item_flips, unstable_items
-from evalrun.compare.stats import RESAMPLES, bh, compare_paired, holm
-from evalrun.records import Run, scored_run
+from evalrun.compare.flips import flip_counts, item_flips, unstable_items
+from evalrun.compare.family import family_of
+from evalrun.compare.quantile import paired_quantile
+from evalrun.compare.stats import RESAMPLES, SWAP_RESAMPLES, PairedComparison, bh, compare_paired, holm
+from evalrun.compare.records import (  # the records are read from here too
+    ALPHA,
+    NEGLIGIBLE_MS,
+    CompareRow,
+    Comparison,
+    GateResult,
+    TradeOff,
+    Verdict,
+)
+from evalrun.compare.verdict import verdict_of
+from evalrun import numbers
+from evalrun.numbers import COST_PER_ITEM, LATENCY_P95, TOKENS_PER_ITEM
+from evalrun.records import ItemScores, Run, scored_run
 from evalrun.scoring.summary import subsets_of
 
-ALPHA = 0.05
-CORRECTION = "holm"
-CORRECTIONS = ("holm", "bh")
 # Metrics where a rise is a change for the worse.
 LOWER_IS_BETTER = frozenset({"generation/hallucination_rate", "generation/key_points_contradicted",
-                             "unanswerable/retrieved"})
+                             "unanswerable/retrieved", LATENCY_P95, TOKENS_PER_ITEM, COST_PER_ITEM})
 RETRIEVAL_LAYERS = ("candidates/", "context/")
-
-
-class CompareRow(Record):
-    """One metric on one subset, paired over the items both runs scored."""
-
-    metric: str = Field(description="The metric.")
-    subset: str = Field(description="'all', or a subset label such as 'difficulty=hard'.")
-    n: int = Field(description="Items with a value in both runs (the pairs compared).")
-    left_out: int = Field(description="Items of the subset with a value in one run only (left out of both sides).")
-    base: float | None = Field(None, description="BASE's mean over the n pairs.")
-    new: float | None = Field(None, description="NEW's mean over the n pairs.")
-    difference: float | None = Field(None, description="Mean of NEW - BASE over the pairs.")
-    ci95: tuple[float, float] | None = Field(None, description="95% interval of the difference (see ci_method).")
-    ci_method: str | None = Field(None, description="bootstrap (paired percentile bootstrap), or newcombe: Newcombe's "
-                                  "score interval for paired proportions, for a 0/1 metric on fewer than 100 pairs or "
-                                  "without a discordant pair, where the bootstrap is too narrow.")
-    p_value: float | None = Field(None, description="Paired test's p-value (see test).")
-    p_adjusted: float | None = Field(None, description="p-value corrected (Holm, or BH) over every row compared.")
-    test: str | None = Field(None, description="mcnemar_exact (0/1 values), sign_flip_exact or sign_flip (a "
-                             "Monte Carlo permutation test of the mean difference).")
-    discordant: tuple[int, int] | None = Field(None, description="0/1 metrics: items that went 1 -> 0, and 0 -> 1.")
-    fell: int = Field(0, description="Pairs whose value is lower in NEW.")
-    rose: int = Field(0, description="Pairs whose value is higher in NEW.")
-    significant: bool = Field(False, description="p_adjusted below alpha.")
-    worse: bool = Field(False, description="Significant and in the worse direction (a fall; a rise for the "
-                        "metrics where lower is better).")
-
-
-class TradeOff(Record):
-    """One end-to-end measure of both runs side by side."""
-
-    measure: str = Field(description="e.g. 'latency p95 total (ms)', 'system cost per item (USD)'.")
-    base: float | None = Field(None, description="BASE's value.")
-    new: float | None = Field(None, description="NEW's value.")
-    change: float | None = Field(None, description="Relative change (NEW - BASE) / BASE, when BASE is not 0.")
-
-
-class GateResult(Record):
-    """What the gate decided: every rule checked, and the ones that failed, one line each."""
-
-    source: str = Field(description="Where the rules came from.")
-    passed: bool = Field(description="Every rule held (and none was unable to fail, unless --allow-weak-rules).")
-    checked: list[str] = Field(default_factory=list, description="Every rule checked, one line each.")
-    failed: list[str] = Field(default_factory=list, description="The rules that failed, one line each.")
-    weak: list[str] = Field(default_factory=list, description="Guards that could not have failed whatever NEW did "
-                            "(too few pairs for any p-value to get below alpha after the correction), one line "
-                            "each; they fail the gate unless --allow-weak-rules.")
-
-
-class Comparison(Record):
-    """A comparison of NEW against BASE, as `evalrun compare --json` prints it."""
-
-    base: str = Field(description="BASE's run folder.")
-    new: str = Field(description="NEW's run folder.")
-    base_target: str = Field(description="BASE's system under test.")
-    new_target: str = Field(description="NEW's system under test.")
-    correction: str = Field(CORRECTION, description="How p-values are corrected for the rows compared.")
-    alpha: float = Field(ALPHA, description="Significance level of p_adjusted.")
-    compared: int = Field(0, description="Rows with a p-value: the number Holm corrects for.")
-    resamples: int = Field(RESAMPLES, description="Resamples of the bootstrap and of the Monte Carlo sign-flip test "
-                           "(whose p-value is never below 1 / (1 + resamples)).")
-    items: int = Field(description="Items both runs scored.")
-    base_only: list[str] = Field(default_factory=list, description="Items only BASE scored.")
-    new_only: list[str] = Field(default_factory=list, description="Items only NEW scored.")
-    apart: int = Field(0, description="Items scored apart in either run, in no row.")
-    subsets: bool = Field(True, description="False when the release could not be read: 'all' only.")
-    warnings: list[str] = Field(default_factory=list, description="Lines to read before any number.")
-    uncontrolled: list[str] = Field(default_factory=list, description="What differs besides the system; empty "
-                                    "for a controlled comparison.")
-    new_diagnostic: bool = Field(False, description="NEW is an --oracle-context run (never the NEW side of a gate).")
-    rows: list[CompareRow] = Field(default_factory=list, description="Every metric x subset compared.")
-    trade_offs: list[TradeOff] = Field(default_factory=list, description="Latency, tokens and cost side by side.")
-    flips: list[ItemFlip] = Field(default_factory=list, description="Per 0/1 metric, the items that went from pass "
-                                  "to fail and back, with their attribution before and after.")
-    flip_counts: list[FlipCount] = Field(default_factory=list, description="Per 0/1 metric, its flips, held against "
-                                         "the judge's own flip rate where a run measured it (--judge-repeats).")
-    gate: GateResult | None = Field(None, description="The gate's verdict, when the comparison was held to one "
-                                    "(--gate); None otherwise.")
-
-    def row(self, metric: str, subset: str = "all") -> CompareRow | None:
-        """Return the row of one metric on one subset, if it was compared."""
-        return next((r for r in self.rows if r.metric == metric and r.subset == subset), None)
 
 
 def release_items(workspace: Workspace | None, run: Run) -> list[EvalItem] | None:
@@ -144,14 +72,44 @@ def metric_order(name: str) -> tuple:
     return (1, name, 0, "")
 
 
+def _e2e(row: ItemScores) -> dict[str, float]:
+    """Return an item's tokens and cost as values of the end-to-end rows (what its trace did not report
+    is absent: unknown, never 0)."""
+    e2e = getattr(row, "end_to_end", None)
+    if e2e is None:
+        return {}
+    found = {}
+    if e2e.tokens is not None:
+        found[TOKENS_PER_ITEM] = float(e2e.tokens)
+    if e2e.cost is not None:
+        found[COST_PER_ITEM] = float(e2e.cost)
+    return found
+
+
+def values_of(row: ItemScores) -> dict[str, float]:
+    """Return an item's metric values and its end-to-end values (tokens, cost), the columns compared."""
+    values = _e2e(row)
+    return {**row.values, **values} if values else row.values
+
+
+def latency_of(row: ItemScores) -> float | None:
+    """Return an item's total latency in ms, None when it was a warm-up call, failed, or was not timed."""
+    e2e = getattr(row, "end_to_end", None)
+    if e2e is None or e2e.warmup or e2e.latency_ms is None or row.failed:   # a failed call is no answer's wait
+        return None
+    return float(e2e.latency_ms)
+
+
 def metric_names(base: Run, new: Run, ks: Sequence[int], patterns: Sequence[str] = ()) -> list[str]:
-    """Return the metrics both runs have, at the cutoffs both used, narrowed to the globs `patterns`
-    (each must match one); retrieval first."""
+    """Return the metrics both runs have (tokens and cost per item among them when both recorded them),
+    at the cutoffs both used, narrowed to the globs `patterns` (each must match one); retrieval first."""
     def names(run: Run) -> set[str]:
-        return {m for row in run.scores for m in (*row.values, *row.unscored)}
+        return {m for row in run.scores for m in (*values_of(row), *row.unscored)}
     cutoffs = {str(k) for k in ks}
     common = [m for m in names(base) & names(new)
               if not (m.startswith(RETRIEVAL_LAYERS) and "@" in m) or m.rsplit("@", 1)[1] in cutoffs]
+    if _timed(base) and _timed(new):
+        common.append(LATENCY_P95)
     for pattern in patterns:
         if not any(fnmatch.fnmatchcase(m, pattern) for m in common):
             raise InputError(f"no metric of both runs matches {pattern!r} (e.g. 'context/recall@*', 'lexical/*')",
@@ -159,6 +117,11 @@ def metric_names(base: Run, new: Run, ks: Sequence[int], patterns: Sequence[str]
     if patterns:
         common = [m for m in common if any(fnmatch.fnmatchcase(m, p) for p in patterns)]
     return sorted(common, key=metric_order)
+
+
+def _timed(run: Run) -> bool:
+    """Return whether a run's scores hold per-item latencies (runs scored before they were recorded do not)."""
+    return any(latency_of(row) is not None for row in run.scores)
 
 
 def _trade_offs(base: Run, new: Run) -> list[TradeOff]:
@@ -199,6 +162,19 @@ def _trade_offs(base: Run, new: Run) -> list[TradeOff]:
     return rows
 
 
+def warmup_note(base: Run, new: Run) -> str | None:
+    """Return the line that says how many warm-up calls each run timed apart, left out of its latency."""
+    said = []
+    for side, run in (("BASE", base), ("NEW", new)):
+        e2e = run.summary.end_to_end
+        calls, timed = getattr(e2e, "warmup_calls", 0), getattr(e2e, "warmup_ms", None)
+        if calls:
+            said.append(f"{calls} in {side}" + (f" (slowest {numbers.ms(timed.max)})" if timed else ""))
+    if not said:
+        return None
+    return f"Warm-up calls, timed apart and left out of latency: {', '.join(said)}"
+
+
 def usage_warnings(base: Run, new: Run) -> list[str]:
     """Return a line for each run whose usage, the system's or the judge's, was partly left out as no
     count or cost: its trade-offs are over what could be counted."""
@@ -218,19 +194,64 @@ def usage_warnings(base: Run, new: Run) -> list[str]:
 def _matrix(rows: dict, ids: Sequence[str], names: Sequence[str]) -> np.ndarray:
     """Return the items x metrics values of one run, NaN where an item has no value."""
     nan = float("nan")
-    return np.array([[rows[i].values.get(name, nan) for name in names] for i in ids],
+    values = {i: values_of(rows[i]) for i in ids}
+    return np.array([[values[i].get(name, nan) for name in names] for i in ids],
                     dtype=np.float64).reshape(len(ids), len(names))
 
 
+def _row(result: PairedComparison) -> CompareRow:
+    return CompareRow(metric=result.metric, subset=result.subset, n=result.n, left_out=result.left_out,
+                      base=result.base_mean, new=result.new_mean, difference=result.difference, ci95=result.ci95,
+                      ci_method=result.ci_method, p_value=result.p_value, test=result.test,
+                      discordant=result.discordant, fell=result.fell, rose=result.rose)
+
+
+def _paired_rows(rows_of: list[dict], ids: list[str], names: list[str], subsets: dict,
+                 resamples: int) -> tuple[list[CompareRow], np.ndarray, np.ndarray]:
+    """Return every row compared (metric x subset; p95 latency on "all" only), and both runs' values."""
+    means = [n for n in names if n != LATENCY_P95]
+    base_values, new_values = _matrix(rows_of[0], ids, means), _matrix(rows_of[1], ids, means)
+    table = compare_paired(base_values, new_values, means, subsets, resamples=resamples) if ids and means else {}
+    # a metric that does not apply to a subset's items (retrieval on unanswerable ones) has no row there
+    rows = [_row(r) for r in table.values() if r.n or r.left_out]
+    if LATENCY_P95 in names and ids:
+        timings = [np.array([latency_of(r[i]) if latency_of(r[i]) is not None else np.nan for i in ids])
+                   for r in rows_of]
+        rows.append(_row(paired_quantile(LATENCY_P95, *timings, resamples=min(resamples, SWAP_RESAMPLES))))
+    rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
+    return rows, base_values, new_values
+
+
+def _decide(rows: list[CompareRow], family, alpha: float) -> None:
+    """Set each row's corrected p-value: Holm over the primary family, Benjamini-Hochberg q-values over
+    the exploratory rows; significant, better and worse from them."""
+    primary = [r for r in rows if r.p_value is not None and (r.metric, r.subset) in family]
+    explored = [r for r in rows if r.p_value is not None and (r.metric, r.subset) not in family]
+    for row, adjusted in zip(primary, holm([r.p_value for r in primary]).tolist()):
+        row.primary, row.p_adjusted, row.significant = True, adjusted, adjusted < alpha
+    for row, q in zip(explored, bh([r.p_value for r in explored]).tolist()):
+        row.q_value, row.significant = q, q < alpha
+    for row in primary + explored:
+        rises = row.difference > 0
+        good = not rises if row.metric in LOWER_IS_BETTER else rises
+        row.negligible = row.significant and row.metric == LATENCY_P95 and abs(row.difference) < NEGLIGIBLE_MS
+        counted = row.significant and row.difference != 0 and not row.negligible
+        row.better = counted and good
+        row.worse = counted and not good
+
+
 def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, metrics: Sequence[str] = (),
-                 alpha: float = ALPHA, correction: str = CORRECTION, checked: Comparability | None = None,
-                 resamples: int = RESAMPLES) -> Comparison:
-    """Return the comparison of the scored run `new` against `base`: every metric (or those matching
-    the globs `metrics`) on "all" and on every subset of the release's `items` (None: "all" only),
-    paired over the items both scored, the p-values corrected (`correction`: holm or bh) over every
-    row with a p-value."""
+                 primary: Sequence[str] = (), primary_source: str = "--primary",
+                 gate: Sequence[tuple[Sequence[str], str]] = (), alpha: float = ALPHA,
+                 checked: Comparability | None = None, resamples: int = RESAMPLES) -> Comparison:
+    """Return the comparison of the scored run `new` against `base`: every metric on "all" and on every
+    subset of the release's `items` (None: "all" only), paired over the items both scored; the primary
+    family (the globs `primary`, from `primary_source`, else the default list; joined by the `gate`'s
+    (metric globs, subset) rules) Holm-corrected together, every other row exploratory with a BH q-value;
+    `metrics` (globs) narrows the exploratory rows, never the family; and the verdict."""
     checked = checked or check_comparable(base, new)
-    names = metric_names(base, new, checked.ks, metrics)
+    every = metric_names(base, new, checked.ks)
+    shown = set(metric_names(base, new, checked.ks, metrics)) if metrics else set(every)
     rows_of = [{row.item_id: row for row in run.scores} for run in (base, new)]
     apart = {i for rows in rows_of for i, row in rows.items() if row.apart}
     ids = [i for i in checked.items if i not in apart]
@@ -241,39 +262,32 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
             chosen = [position[i] for i in members if i in position]
             if chosen:
                 subsets[label] = np.array(chosen, dtype=np.intp)
-    base_values, new_values = _matrix(rows_of[0], ids, names), _matrix(rows_of[1], ids, names)
-    table = compare_paired(base_values, new_values, names, subsets, resamples=resamples) if ids and names else {}
-    rows = []
-    for result in table.values():
-        if result.n == 0 and result.left_out == 0:
-            continue  # the metric does not apply to this subset's items (e.g. retrieval on unanswerable ones)
-        rows.append(CompareRow(metric=result.metric, subset=result.subset, n=result.n, left_out=result.left_out,
-                               base=result.base_mean, new=result.new_mean, difference=result.difference,
-                               ci95=result.ci95, ci_method=result.ci_method, p_value=result.p_value, test=result.test,
-                               discordant=result.discordant, fell=result.fell, rose=result.rose))
-    rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
-    tested = [r for r in rows if r.p_value is not None]
-    adjust = holm if correction == "holm" else bh
-    for row, adjusted in zip(tested, adjust([r.p_value for r in tested]).tolist()):
-        row.p_adjusted = adjusted
-        row.significant = adjusted < alpha
-        falls = row.difference > 0 if row.metric in LOWER_IS_BETTER else row.difference < 0
-        row.worse = row.significant and falls
+    rows, base_values, new_values = _paired_rows(rows_of, ids, every, subsets, resamples)
+    tested = [(r.metric, r.subset) for r in rows if r.p_value is not None]
+    family = family_of(every, tested, checked.ks, declared=primary, source=primary_source, gate=gate)
+    rows = [r for r in rows if r.metric in shown or r.metric in family.metrics or (r.metric, r.subset) in family]
+    _decide(rows, family, alpha)
+    means = [n for n in every if n != LATENCY_P95]
     binary = {r.metric: r.n for r in rows if r.subset == "all" and r.test == "mcnemar_exact"}
     unstable = {}
     for metric in binary:
         measured = [u for u in (unstable_items(r, metric) for r in rows_of) if u is not None]
         unstable[metric] = set().union(*measured) if measured else None
-    flips = item_flips(ids, names, base_values, new_values, binary,
+    flips = item_flips(ids, means, base_values, new_values, binary,
                        *({i: row.attribution for i, row in r.items() if row.attribution} for r in rows_of),
                        unstable=unstable)
     agreements = [run.summary.judge.agreement if run.summary.judge else {} for run in (base, new)]
-    return Comparison(base=str(base.folder), new=str(new.folder), base_target=base.manifest.target,
-                      new_target=new.manifest.target, correction=correction, alpha=alpha, compared=len(tested),
-                      resamples=resamples,
-                      items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
-                      apart=len(apart), subsets=items is not None,
-                      warnings=list(checked.warnings) + usage_warnings(base, new),
-                      uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
-                      trade_offs=_trade_offs(base, new), flips=flips,
-                      flip_counts=flip_counts(flips, binary, agreements))
+    source = family.source + (" + gate" if gate else "")
+    comparison = Comparison(
+        base=str(base.folder), new=str(new.folder), base_target=base.manifest.target,
+        new_target=new.manifest.target, alpha=alpha, primary_source=source,
+        family=[m if s == "all" else f"{m} on {s}" for m, s in family.rows], family_missing=family.missing,
+        family_notes=family.notes, compared=sum(r.primary for r in rows),
+        exploratory=sum(r.q_value is not None for r in rows), resamples=resamples,
+        items=len(checked.items), base_only=checked.base_only, new_only=checked.new_only,
+        apart=len(apart), subsets=items is not None,
+        warnings=list(checked.warnings) + usage_warnings(base, new),
+        uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
+        trade_offs=_trade_offs(base, new), warmup_note=warmup_note(base, new), flips=flips, flip_counts=flip_counts(flips, binary, agreements))
+    comparison.verdict = verdict_of(comparison, agreements)
+    return comparison

@@ -14,9 +14,9 @@ max_cost_per_item_rise = 0.10                  # the system's cost per item may 
 require_controlled = true                      # a comparison that is not controlled fails the gate
 ```
 
-The guard and improve rules are tested as one family: their rows' raw p-values are corrected (Holm)
-over the rows the rules name, not over the whole table `evalrun compare` prints (the gate decides on
-these hypotheses only). A metric is worse when it falls, or rises for those where lower is better
+The guard and improve rules join the comparison's primary family (`evalrun.compare.family`): their
+rows' p-values are corrected (Holm) together with the primary metrics', never over the whole table
+of exploratory rows, so the gate decides on the same corrected p-values the verdict reads. A metric is worse when it falls, or rises for those where lower is better
 (`LOWER_IS_BETTER`). A rule that cannot be checked (a subset the runs do not have, no latency or cost
 recorded) fails: a gate passes only what it could check. A diagnostic --oracle-context run is never
 the NEW side of a gate (an error, exit 2).
@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from curate import CurateError, InputError, Record, loads_toml, read_toml
+from evalrun import numbers
 from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison, GateResult
 from evalrun.compare.stats import RESAMPLES, holm, smallest_p
 
@@ -172,8 +173,11 @@ def _rows(comparison: Comparison, patterns: list[str], subset: str, rule: str) -
 
 
 def _effect(row: CompareRow, adjusted: float) -> str:
-    ci = f" [{row.ci95[0]:+.3f}, {row.ci95[1]:+.3f}]" if row.ci95 else ""
-    return f"{row.base:.3f} -> {row.new:.3f} ({row.difference:+.3f}{ci}, n {row.n}, p {adjusted:.3g} Holm)"
+    """Return a gate row's change as a person reads it: "79.2% -> 87.5% (+8.3 pts [+0.0, +27.3] pts, ...)"."""
+    ci = numbers.interval(row.metric, row.ci95)
+    return (f"{numbers.value(row.metric, row.base)} -> {numbers.value(row.metric, row.new)} "
+            f"({numbers.difference(row.metric, row.difference)}{' ' + ci if ci else ''}, n {row.n:,}, "
+            f"p {numbers.p_value(adjusted)} Holm)")
 
 
 def _rise(measure: str, base: float | None, new: float | None, limit: float, rule: str) -> tuple[str, bool]:
@@ -193,7 +197,7 @@ def _unreachable(row: CompareRow, family: int, alpha: float, resamples: int) -> 
     floor = smallest_p(row.test, row.n, resamples)
     if family * floor < alpha:
         return None
-    held = f", x {family} rows of the gate (Holm) = {min(1.0, family * floor):.3g}" if family > 1 else ""
+    held = f", x {family} rows of the primary family (Holm) = {min(1.0, family * floor):.3g}" if family > 1 else ""
     return (f"on {row.n} pairs the smallest p-value {row.test} can give is {floor:.3g}{held}, not below alpha "
             f"{alpha:g}")
 
@@ -202,6 +206,11 @@ def _worse_on_every_pair(row: CompareRow) -> bool:
     """Return whether every pair of the row got worse (a fall; a rise where lower is better)."""
     worse = row.rose if row.metric in LOWER_IS_BETTER else row.fell
     return row.n > 0 and worse == row.n
+
+
+def gate_rows(rules: GateRules) -> list[tuple[list[str], str]]:
+    """Return the (metric globs, subset) pairs the rules test, which join the primary family."""
+    return [(rules.guard, subset) for subset in rules.guard_subsets] + [(rules.improve, rules.improve_subset)]
 
 
 def refuse_diagnostic(new: str, diagnostic: bool) -> None:
@@ -228,14 +237,16 @@ def apply_gate(rules: GateRules, comparison: Comparison, source: str, *, allow_w
     rows, missing = _rows(comparison, rules.improve, rules.improve_subset, "improve")
     improves = {(r.metric, r.subset): r for r in rows}
     failed += [line for line in missing if line not in failed]
-    family = list(guards.values()) + list(improves.values())
-    adjusted = holm([r.p_value for r in family]).tolist() if family else []
-    for k, row in enumerate(family):
-        p = adjusted[k]
+    family_size = max(comparison.compared, 1)
+    for k, row in enumerate(list(guards.values()) + list(improves.values())):
+        if not row.primary:   # a caller's mistake, never a user's: the gate decides on the family's p-values
+            raise ValueError(f"{row.metric} on {row.subset} is not in the comparison's primary family: compare "
+                             f"with the gate's rules (compare_scored(..., rules=rules))")
+        p = row.p_adjusted
         significant = p < rules.alpha
         better = row.difference < 0 if row.metric in LOWER_IS_BETTER else row.difference > 0
         worse = row.difference != 0 and not better
-        unreachable = _unreachable(row, len(family), rules.alpha, comparison.resamples)
+        unreachable = _unreachable(row, family_size, rules.alpha, comparison.resamples)
         if k < len(guards):
             line = f"guard {row.metric} on {row.subset}: {_effect(row, p)}"
             if significant and worse:

@@ -18,12 +18,14 @@ from pydantic import Field
 from curate import CurateError, EvalItem, InputError, NotFound, Record
 from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import (
+    ALPHA,
     LOWER_IS_BETTER,
     compare_runs,
     metric_names,
     metric_order,
     scored_run,
 )
+from evalrun.compare.stats import holm
 from evalrun.records import MANIFEST, SCORES, SUMMARY, TRACES, MetricSummary, Run, RunManifest
 
 DROPS = 3
@@ -215,6 +217,13 @@ def latest_alerts(runs: Sequence[Run], metrics: Sequence[str], items: list[EvalI
     if not names:
         return []
     comparison = compare_runs(previous, latest, items=items, metrics=names, checked=checked)
-    return [f"{r.metric} on {r.subset}: latest {latest.folder} is significantly worse than {previous.folder}: "
-            f"{r.base:.3f} -> {r.new:.3f} ({r.difference:+.3f}, n {r.n}, p {r.p_adjusted:.3g} Holm)"
-            for r in comparison.rows if r.worse]
+    # every chosen metric on every subset is one family here: an alert is a claim about any of them
+    tested = [r for r in comparison.rows if r.metric in names and r.p_value is not None]
+    lines = []
+    for r, adjusted in zip(tested, holm([r.p_value for r in tested]).tolist()):
+        falls = r.difference > 0 if r.metric in LOWER_IS_BETTER else r.difference < 0
+        if adjusted < ALPHA and falls:
+            lines.append(f"{r.metric} on {r.subset}: latest {latest.folder} is significantly worse than "
+                         f"{previous.folder}: {r.base:.3f} -> {r.new:.3f} ({r.difference:+.3f}, n {r.n}, "
+                         f"p {adjusted:.3g} Holm over the {len(tested)} metrics x subsets compared)")
+    return lines

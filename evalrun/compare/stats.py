@@ -49,6 +49,8 @@ SEED = 0
 EXACT_UP_TO = 16  # sign-flip tests on at most this many items enumerate all 2^n patterns
 HELD = 1 << 22  # entries (rows x items) of one block of signs or counts: 16 MB of float32
 NEWCOMBE_BELOW = 100  # 0/1 metrics on fewer pairs (or without a discordant pair) get Newcombe's interval
+INTERVAL_ALPHA = 0.05  # the intervals are 95%: where one misses 0, the row's test should reject at 0.05
+SWAP_RESAMPLES = 2_000  # the p95 latency's permutation test sorts every resample: fewer resamples
 TIE = 1e-5  # |T*| within TIE * sum|d| of |T| counts as a tie (float32 sums; ties make p larger, never smaller)
 
 
@@ -122,6 +124,8 @@ def smallest_p(test: str | None, n: int, resamples: int = RESAMPLES) -> float:
     if test is None or n < 1:
         return 1.0
     exact = 2.0 ** (1 - n)
+    if test == "swap_permutation":   # p95 latency: at most SWAP_RESAMPLES random swaps
+        return max(exact, 1.0 / (1 + min(resamples, SWAP_RESAMPLES)))
     return max(exact, 1.0 / (1 + resamples)) if test == "sign_flip" else exact
 
 
@@ -331,16 +335,68 @@ def compare_paired(base: np.ndarray, new: np.ndarray, metrics: Sequence[str],
                 p, test = mcnemar_exact(*discordant), "mcnemar_exact"
                 if n < NEWCOMBE_BELOW or sum(discordant) == 0:
                     ci, ci_method = newcombe_paired(int(ones[s, j]), discordant[1], discordant[0], n), "newcombe"
-            elif n <= exact_up_to:
-                p, test = sign_flip_exact(diffs[compared[:, col], col]), "sign_flip_exact"
             else:
-                p, test = monte_carlo[col], "sign_flip"
+                d = diffs[compared[:, col], col]
+                if n <= exact_up_to:
+                    p, test = sign_flip_exact(d), "sign_flip_exact"
+                else:
+                    p, test = monte_carlo[col], "sign_flip"
+                # on too few items for any p-value to reach 0.05 no shift is rejected: the bootstrap stays
+                if ci is not None and (ci[0] > 0 or ci[1] < 0) != (p < INTERVAL_ALPHA) and \
+                        smallest_p(test, n, resamples) < INTERVAL_ALPHA:
+                    ci, ci_method = sign_flip_interval(d, seed=seed), "sign_flip_inverted"
             base_mean, new_mean = float(base_sums[s, j] / n), float(new_sums[s, j] / n)
             result[(metric, label)] = PairedComparison(
                 metric, label, n, int(left[s, j]), base_mean, new_mean, new_mean - base_mean,
                 None if ci is None else (float(ci[0]), float(ci[1])), float(p), test, bool(binary[s, j]), discordant,
                 None if ci is None else ci_method, int(worse[s, j]), int(better[s, j]))
     return result
+
+
+def _shift_p(d: np.ndarray, shift: float, signs: np.ndarray) -> float:
+    """Return the sign-flip p-value of "the mean difference is `shift`" over the sign patterns `signs`."""
+    centred = d - shift
+    observed = abs(centred.sum()) - TIE * np.abs(centred).sum()
+    reached = np.count_nonzero(np.abs(signs @ centred) >= observed)
+    return (1 + reached) / (1 + len(signs)) if len(signs) < (1 << len(d)) else reached / len(signs)
+
+
+def sign_flip_interval(differences: np.ndarray, *, resamples: int = SWAP_RESAMPLES, seed: int = SEED,
+                       steps: int = 30) -> tuple[float, float]:
+    """Return the 95% interval of the mean difference that the sign-flip test gives when inverted: the
+    shifts s whose test of the differences minus s is not rejected at 0.05 (found by bisection, one
+    set of sign patterns for every shift; every pattern when n <= EXACT_UP_TO).
+
+    Used where the paired bootstrap and the test disagree about 0: when few items changed, all one way,
+    the bootstrap's resamples rarely leave them all out and its interval misses 0 while the test
+    (rightly) finds no difference; the inverted interval always agrees with the test.
+
+    >>> d = np.array([0.5, 0.25, 0.25, 0.5] + [0.0] * 44)   # 4 of 48 items rose: p = 2 / 2^4
+    >>> low, high = sign_flip_interval(d, resamples=2000)
+    >>> low < 0 < high
+    True
+    """
+    d = np.asarray(differences, dtype=np.float64)
+    n = len(d)
+    if n <= EXACT_UP_TO:
+        signs = _all_signs(n)
+    else:
+        signs = _random_signs(resamples, n, np.random.default_rng(seed)).astype(np.float64)
+    mean, spread = float(d.mean()), float(np.abs(d).max()) or 1.0
+
+    def bound(direction: int) -> float:
+        inside, outside = mean, mean + direction * spread
+        while _shift_p(d, outside, signs) >= INTERVAL_ALPHA and abs(outside - mean) < 1e6 * spread:
+            outside = mean + 2 * (outside - mean)
+        for _ in range(steps):
+            middle = (inside + outside) / 2
+            if _shift_p(d, middle, signs) >= INTERVAL_ALPHA:
+                inside = middle
+            else:
+                outside = middle
+        return inside
+
+    return bound(-1), bound(+1)
 
 
 def holm(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:

@@ -126,7 +126,8 @@ def test_compare_takes_runs_or_folders_and_carries_every_row_and_the_gates_verdi
     assert comparison.uncontrolled and not comparison.subsets
     assert comparison.gate.passed is False and comparison.gate.source == str(tmp_path / "gate.toml")
     assert comparison.gate.failed[0] == "require_controlled: not a controlled comparison: KB snapshot kb-1 vs kb-2"
-    assert comparison.gate.failed[1].startswith("guard context/hit_rate@1 on all: 1.000 -> 0.333")
+    assert comparison.gate.failed[1].startswith("guard context/hit_rate@1 on all: 100.0% -> 33.3%")
+    assert comparison.verdict.outcome == "worse" and comparison.family == ["context/hit_rate@1"]   # the gate joins it
     assert json.loads(comparison.model_dump_json())["gate"]["passed"] is False
     assert evalrun.compare(base, new, workspace=tmp_path / "nowhere").gate is None
 
@@ -197,6 +198,7 @@ def test_the_docstring_examples_run_as_written(readme_workspace, monkeypatch, ca
     monkeypatch.delitem(sys.modules, "rag", raising=False)
     shown = capsys.readouterr().out.splitlines()
     assert shown[0] == f"{readme_workspace / 'runs' / 'python'} 1.0"    # the stand-in finds every quote by K = 5
-    assert shown[1].startswith("True 0.0 ")          # the same function as runs/first, by name there
-    assert shown[2] == "runs/python/report.html"
+    assert shown[1].startswith("No detectable difference on the ")   # the same function as runs/first
+    assert shown[2].startswith("True 0.0 ")          # ... by name there
+    assert shown[3] == "runs/python/report.html"
     assert (readme_workspace / "runs" / "python" / "report.html").stat().st_size > 10_000

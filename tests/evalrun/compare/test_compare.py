@@ -92,19 +92,28 @@ def test_a_paired_row_counts_the_pairs_and_what_was_left_out(tmp_path):
     assert comparison.uncontrolled == []
 
 
-def test_a_significant_fall_is_marked_worse_and_holm_counts_every_row(tmp_path):
+def test_a_significant_fall_is_marked_worse_and_holm_counts_the_primary_family(tmp_path):
     base = make_run(tmp_path / "base", {**hits("1" * 30), **{f"i{k:02d}": {"context/hit_rate@1": 1.0,
                                                                           "lexical/f1": 0.5} for k in range(30)}})
     new = make_run(tmp_path / "new", {f"i{k:02d}": {"context/hit_rate@1": float(k >= 20), "lexical/f1": 0.5}
                                       for k in range(30)})
-    comparison = compare_runs(scored_run(base), scored_run(new))
+    base, new = scored_run(base), scored_run(new)
+    comparison = compare_runs(base, new, primary=["context/hit_rate@1", "lexical/f1"])
     hit = comparison.row("context/hit_rate@1")
     assert hit.test == "mcnemar_exact" and hit.discordant == (20, 0)
     assert hit.p_value == pytest.approx(2 * 0.5 ** 20)
     assert comparison.compared == 2 and hit.p_adjusted == pytest.approx(2 * 2 * 0.5 ** 20)   # Holm: 2 rows
-    assert hit.significant and hit.worse and hit.difference == pytest.approx(-20 / 30)
+    assert hit.primary and hit.q_value is None
+    assert hit.significant and hit.worse and not hit.better and hit.difference == pytest.approx(-20 / 30)
     f1 = comparison.row("lexical/f1")
     assert f1.difference == 0 and f1.p_value == 1.0 and not f1.significant
+    assert comparison.verdict.outcome == "worse" and comparison.verdict.worsened == ["context/hit_rate@1"]
+    # by default hit_rate@1 is no primary metric: exploratory, with a q-value and no Holm p-value
+    default = compare_runs(base, new)
+    hit = default.row("context/hit_rate@1")
+    assert default.family == ["lexical/f1"] and not hit.primary and hit.p_adjusted is None
+    assert hit.q_value == pytest.approx(2 * 0.5 ** 20) and hit.worse        # BH over the one exploratory row
+    assert default.verdict.outcome == "no detectable difference"
 
 
 def test_subsets_come_from_the_release_items(tmp_path):
@@ -118,7 +127,9 @@ def test_subsets_come_from_the_release_items(tmp_path):
                                                                                           "difficulty=easy")
     assert (hard.n, hard.difference, hard.discordant) == (10, -1.0, (10, 0))
     assert (easy.n, easy.difference, easy.p_value) == (20, 0.0, 1.0)
-    assert comparison.subsets and comparison.compared == len([r for r in comparison.rows if r.p_value is not None])
+    assert comparison.subsets and comparison.compared == 0         # no metric of the default family
+    assert comparison.exploratory == len([r for r in comparison.rows if r.p_value is not None])
+    assert comparison.verdict.outcome == "no verdict" and "--primary" in comparison.verdict.sentence
 
 
 def test_items_in_one_run_only_are_counted_and_warned(tmp_path):
@@ -224,7 +235,7 @@ def test_a_0_1_metric_on_few_pairs_gets_newcombes_interval_not_a_degenerate_boot
     assert row.difference == 0.0 and row.ci_method == "newcombe"
     assert row.ci95 == pytest.approx((-0.4345, 0.4345), abs=1e-4)    # not [0, 0]: 5 items say little
     out = _cli("compare", base, new, "--workspace", tmp_path / "nowhere").stdout
-    assert "[-0.434, +0.434] N" in out and "Newcombe" in out
+    assert "[-43.4, +43.4] pts N" in out and "Newcombe" in out
 
 
 def _cli(*args, code=0):
@@ -236,18 +247,25 @@ def _cli(*args, code=0):
 def test_the_command_prints_overall_rows_and_significant_subsets(tmp_path):
     base = make_run(tmp_path / "base", hits("1" * 30))
     new = make_run(tmp_path / "new", hits("0" * 20 + "1" * 10), kb="kb-2")
-    out = _cli("compare", base, new, "--workspace", tmp_path / "nowhere").stdout
+    out = _cli("compare", base, new, "--primary", "context/hit_rate@1", "--workspace", tmp_path / "nowhere").stdout
     lines = out.splitlines()
-    assert "30 items both scored" in lines[0] and "corrected for the 1 comparisons" in lines[0]
-    assert "Holm" in lines[0]
-    assert lines[1] == "NOT A CONTROLLED COMPARISON: KB snapshot kb-1 vs kb-2"
-    assert "only 'all' is compared" in out
+    assert lines[0] == "Verdict: NEW is worse: context/hit_rate@1 got significantly worse; no primary metric improved"
+    assert lines[1].startswith("  Not a controlled comparison (KB snapshot kb-1 vs kb-2)")
+    assert lines[2].startswith("  context/hit_rate@1: 100.0% -> 33.3%, -66.7 pts 95% CI [")
+    assert lines[2].endswith("p <0.001 (Holm over 1), n 30: worse")
+    head = lines.index("") + 1
+    assert "30 items both scored" in lines[head] and "Primary family (--primary, 1 rows)" in lines[head]
+    assert lines[head + 1] == "NOT A CONTROLLED COMPARISON: KB snapshot kb-1 vs kb-2"
+    assert "only 'all' is compared" in out and "Subsets: not compared" in out
     row = next(line for line in lines if line.startswith("context/hit_rate@1"))
-    assert "-0.667" in row and "worse" in row
-    assert "latency p95 total (ms)" in out
-    data = json.loads(_cli("compare", base, new, "--json", "--workspace", tmp_path / "nowhere").stdout)
+    assert "-66.7 pts" in row and "worse" in row
+    assert "latency p95 total (ms)" in out and "e+" not in out
+    data = json.loads(_cli("compare", base, new, "--primary", "context/hit_rate@1", "--json",
+                           "--workspace", tmp_path / "nowhere").stdout)
+    assert list(data)[0] == "verdict" and data["verdict"]["outcome"] == "worse"
+    assert data["verdict"]["lines"][0] == lines[0].removeprefix("Verdict: ")
     assert data["rows"][0]["discordant"] == [20, 0] and data["gate"] is None
-    assert data["uncontrolled"] == ["KB snapshot kb-1 vs kb-2"] and data["correction"] == "holm"
+    assert data["uncontrolled"] == ["KB snapshot kb-1 vs kb-2"] and data["family"] == ["context/hit_rate@1"]
 
 
 def test_a_metric_glob_that_matches_nothing_is_one_line(tmp_path):
@@ -280,22 +298,29 @@ def test_two_real_runs_compare_per_subset(released, tmp_path):
     assert lost[("context/hit_rate@5", "t-1")]["new_attribution"] == ["context_cut"]
     assert {i for m, i in lost if m == "context/hit_rate@5"} == {"t-1", "t-2", "t-3", "t-4"}
     text = _cli("compare", perfect, cut, "--workspace", workspace.root).stdout
-    assert "subset rows without a significant difference not shown (--all shows every row)" in text
+    assert "exploratory subset rows with q >= 0.05 not shown (--all shows every row)" in text
 
 
-def test_metric_globs_narrow_the_family_the_correction_counts_and_bh_is_an_option(tmp_path):
+def test_metric_globs_narrow_the_exploratory_rows_never_the_primary_family(tmp_path):
     values = {f"i{k:02d}": {"context/hit_rate@1": 1.0, "context/hit_rate@5": 1.0, "lexical/f1": 0.5} for k in range(8)}
     worse = {i: {**v, "context/hit_rate@1": 0.0 if i < "i06" else 1.0} for i, v in values.items()}
     base, new = scored_run(make_run(tmp_path / "base", values)), scored_run(make_run(tmp_path / "new", worse))
     every = compare_runs(base, new)
     narrowed = compare_runs(base, new, metrics=["context/hit_rate@1"])
     p = 2 * 0.5 ** 6                                               # 6 discordant pairs, all 1 -> 0
-    assert every.compared == 3 and every.row("context/hit_rate@1").p_adjusted == pytest.approx(3 * p)
-    assert narrowed.compared == 1 and narrowed.row("context/hit_rate@1").p_adjusted == pytest.approx(p)
-    bh = compare_runs(base, new, correction="bh")
-    assert bh.correction == "bh" and bh.row("context/hit_rate@1").p_adjusted == pytest.approx(3 * p)  # m p / rank 1
-    text = _cli("compare", base.folder, new.folder, "--correction", "bh", "--workspace", tmp_path / "nowhere").stdout
-    assert "by Benjamini-Hochberg (false discovery rate)" in text.splitlines()[0]
+    assert every.family == narrowed.family == ["lexical/f1"]      # the default family, kept by --metric
+    assert every.exploratory == 2 and every.row("context/hit_rate@1").q_value == pytest.approx(2 * p)  # BH: m p / 1
+    assert narrowed.exploratory == 1 and narrowed.row("context/hit_rate@1").q_value == pytest.approx(p)
+    assert narrowed.row("context/hit_rate@5") is None and narrowed.row("lexical/f1").primary
+    primary = compare_runs(base, new, primary=["context/hit_rate@*"])
+    assert primary.family == ["context/hit_rate@1", "context/hit_rate@5"]
+    assert primary.row("context/hit_rate@1").p_adjusted == pytest.approx(2 * p) and primary.compared == 2
+    text = _cli("compare", base.folder, new.folder, "--primary", "context/hit_rate@*", "--workspace",
+                tmp_path / "nowhere").stdout
+    assert "Primary family (--primary, 2 rows)" in text
+    typo = _cli("compare", base.folder, new.folder, "--primary", "context/recal@5", code=2).stderr
+    assert typo.strip() == ("error: field 'primary': primary metric 'context/recal@5' (--primary) matches no metric "
+                            "of the runs (e.g. 'context/recall@5', 'lexical/f1')")
 
 
 def test_tokens_per_item_are_over_the_items_that_reported_them_and_unknown_when_none_did(tmp_path):
@@ -308,3 +333,28 @@ def test_tokens_per_item_are_over_the_items_that_reported_them_and_unknown_when_
     comparison = compare_runs(scored_run(base), scored_run(new))
     row = next(t for t in comparison.trade_offs if t.measure == "system tokens per item")
     assert (row.base, row.new, row.change) == (None, 300 / 2, None)     # unknown, never 0 tokens
+
+
+def test_the_workspace_declares_the_primary_family_and_a_bad_declaration_is_one_line(tmp_path):
+    from curate import init_workspace
+    workspace = init_workspace(tmp_path / "ws")
+    values = {f"i{k:02d}": {"context/hit_rate@1": 1.0, "lexical/f1": 0.5} for k in range(8)}
+    base, new = make_run(tmp_path / "base", values), make_run(tmp_path / "new", values)
+    config = workspace.config_path
+    text = config.read_text(encoding="utf-8")
+    assert "# [compare]" in text                                  # curate init says where the family is declared
+    config.write_text(text + '\n[compare]\nprimary = ["context/hit_rate@*"]\n', encoding="utf-8")
+    data = json.loads(_cli("compare", base, new, "--json", "--workspace", workspace.root).stdout)
+    assert data["family"] == ["context/hit_rate@1"] and data["primary_source"] == str(config)
+    # --primary replaces it for one command
+    data = json.loads(_cli("compare", base, new, "--json", "--primary", "lexical/f1",
+                           "--workspace", workspace.root).stdout)
+    assert data["family"] == ["lexical/f1"] and data["primary_source"] == "--primary"
+    lines = text.count("\n") + 3
+    for bad in ('"context/hit_rate@1"', "[1, 2]", '[""]'):
+        config.write_text(text + f'\n[compare]\nprimary = {bad}\n', encoding="utf-8")
+        result = _cli("compare", base, new, "--workspace", workspace.root, code=2)
+        assert result.stderr.strip() == (f"error: {config}:{lines}: field 'compare.primary': must be a list of "
+                                         f'metric names or globs, e.g. ["context/recall@5", "lexical/f1"]'), bad
+    config.write_text('compare = 3\n' + text, encoding="utf-8")   # top level: a key after a table is the table's
+    assert "must be a table, [compare]" in _cli("compare", base, new, "--workspace", workspace.root, code=2).stderr

@@ -11,9 +11,15 @@ from click.testing import CliRunner
 
 from curate import InputError, init_workspace
 from evalrun.cli.main import cli as evalrun_cli
-from evalrun.compare.comparison import compare_runs, scored_run
-from evalrun.compare.gate import apply_gate, parse_gate
+from evalrun.compare.comparison import scored_run
+from evalrun.compare.core import compare_scored
+from evalrun.compare.gate import parse_gate
 from tests.evalrun.compare.test_compare import hits, make_run
+
+
+def gated(rules, base, new, items=None, **options):
+    """Return the gate's result on NEW against BASE (Run objects), compared with the rules in the family."""
+    return compare_scored(base, new, items, rules=rules, gate_source="gate.toml", **options).gate
 
 GATE = """\
 [gate]
@@ -57,9 +63,9 @@ def test_each_failed_rule_is_one_line_and_the_exit_is_1(tmp_path, base):
     verdict = lines.index(f"gate ({tmp_path / 'gate.toml'}): FAILED, 4 of 4 rules")
     failed = lines[verdict + 1:]
     assert len(failed) == 4
-    assert failed[0].startswith("failed: guard context/hit_rate@1 on all: 1.000 -> 0.333 (-0.667 [")
+    assert failed[0].startswith("failed: guard context/hit_rate@1 on all: 100.0% -> 33.3% (-66.7 pts [")
     assert failed[0].endswith("significantly worse")
-    assert failed[1].startswith("failed: improve lexical/f1 on all: 0.500 -> 0.500 (+0.000")
+    assert failed[1].startswith("failed: improve lexical/f1 on all: 50.0% -> 50.0% (+0.0 pts")
     assert failed[1].endswith("did not improve significantly")
     assert failed[2] == "failed: max_latency_p95_rise: p95 latency of total (ms) 100 -> 150 (+50.0%, at most +20%)"
     assert failed[3] == ("failed: max_cost_per_item_rise: system cost per item (USD) 0.1 -> 0.12 (+20.0%, "
@@ -71,19 +77,19 @@ def test_a_guard_on_a_named_subset_and_an_uncontrolled_comparison(tmp_path, base
     items = [EvalItem(id=f"i{k:02d}", question="q?", answerable=True, language="en", source="human",
                       difficulty="hard" if k < 20 else "easy") for k in range(30)]
     new = make_run(tmp_path / "new", _values(20, 0.01), kb="kb-2")
-    comparison = compare_runs(scored_run(base), scored_run(new), items=items)
+    base, new = scored_run(base), scored_run(new)
     rules = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=easy", "difficulty=hard"]\n',
                        "gate.toml")
-    result = apply_gate(rules, comparison, "gate.toml")
+    result = gated(rules, base, new, items)
     assert [line.split(":")[0] for line in result.failed] == ["require_controlled", ("guard context/hit_rate@1 on "
                                                                                    "difficulty=hard")]
     assert result.failed[0] == "require_controlled: not a controlled comparison: KB snapshot kb-1 vs kb-2"
-    assert result.checked[0].startswith("guard context/hit_rate@1 on difficulty=easy: 1.000 -> 1.000")
+    assert result.checked[0].startswith("guard context/hit_rate@1 on difficulty=easy: 100.0% -> 100.0%")
     loose = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=easy"]\nrequire_controlled = '
                        'false\n', "gate.toml")
-    assert apply_gate(loose, comparison, "gate.toml").passed
+    assert gated(loose, base, new, items).passed
     missing = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=medium"]\n', "gate.toml")
-    assert apply_gate(missing, comparison, "gate.toml").failed[-1] == (
+    assert gated(missing, base, new, items).failed[-1] == (
         "guard context/hit_rate@1 on difficulty=medium: not compared (no item of that subset scored in both runs)")
 
 
@@ -156,8 +162,7 @@ def test_on_runs_from_one_distribution_the_gate_fails_no_more_often_than_its_err
         rng = np.random.default_rng(1000 + n)
         base = scored_run(make_run(tmp_path / f"b{n}", values(rng)))
         new = scored_run(make_run(tmp_path / f"n{n}", values(rng)))
-        comparison = compare_runs(base, new, resamples=2000)
-        failed += not apply_gate(rules, comparison, "gate.toml").passed
+        failed += not gated(rules, base, new, resamples=2000).passed
     # 0.05 stated; 120 repetitions: allow three standard errors (0.02 each) above it
     assert failed / repetitions <= 0.05 + 3 * (0.05 * 0.95 / repetitions) ** 0.5, failed
     # and the same gate does see a real loss (hit_rate@1 from 0.6 to 0.35)
@@ -166,7 +171,7 @@ def test_on_runs_from_one_distribution_the_gate_fails_no_more_often_than_its_err
         rng = np.random.default_rng(5000 + n)
         base = scored_run(make_run(tmp_path / f"B{n}", values(rng)))
         new = scored_run(make_run(tmp_path / f"N{n}", values(rng, hit=0.35)))
-        caught += not apply_gate(rules, compare_runs(base, new, resamples=2000), "gate.toml").passed
+        caught += not gated(rules, base, new, resamples=2000).passed
     assert caught >= 8, caught
 
 
@@ -184,7 +189,7 @@ def test_a_guard_on_a_subset_too_small_to_reach_alpha_fails_as_a_weak_rule(tmp_p
     assert result.exit_code == 1, (result.stdout, result.stderr)
     lines = result.stdout.splitlines()
     assert lines[-3] == f"gate ({gate}): FAILED, 1 of 1 rules"
-    assert lines[-2].startswith("failed: guard context/hit_rate@1 on all: 1.000 -> 0.333 (-0.667")
+    assert lines[-2].startswith("failed: guard context/hit_rate@1 on all: 100.0% -> 33.3% (-66.7 pts")
     assert lines[-2].endswith("cannot fail (a weak rule; --allow-weak-rules lets it pass)")
     assert lines[-1] == ("weak rule: guard context/hit_rate@1 on all cannot fail: on 3 pairs the smallest "
                          "p-value mcnemar_exact can give is 0.25, not below alpha 0.05")
@@ -204,17 +209,16 @@ def test_a_guarded_metric_worse_on_every_item_fails_even_where_no_p_value_could_
                       difficulty="hard" if k < 3 else "easy") for k in range(30)]
     base = make_run(tmp_path / "base", hits("1" * 30))
     new = make_run(tmp_path / "new", hits("000" + "1" * 27))   # every hard item lost: p = 2 / 2^3, not significant
-    comparison = compare_runs(scored_run(base), scored_run(new), items=items)
     rules = parse_gate('[gate]\nguard = ["context/hit_rate@1"]\nguard_subsets = ["difficulty=hard"]\n', "g.toml")
-    result = apply_gate(rules, comparison, "g.toml", allow_weak_rules=True)
+    result = gated(rules, scored_run(base), scored_run(new), items, allow_weak_rules=True)
     assert not result.passed
-    assert result.failed[0].startswith("guard context/hit_rate@1 on difficulty=hard: 1.000 -> 0.000 (-1.000")
-    assert result.failed[0].endswith("p 0.25 Holm) worse on every one of its 3 pairs")
+    assert result.failed[0].startswith("guard context/hit_rate@1 on difficulty=hard: 100.0% -> 0.0% (-100.0 pts")
+    assert result.failed[0].endswith("p 0.250 Holm) worse on every one of its 3 pairs")
     # a continuous metric on 2 items, both a little lower: the same
     base = make_run(tmp_path / "b2", {"a": {"lexical/f1": 0.8}, "b": {"lexical/f1": 0.6}})
     new = make_run(tmp_path / "n2", {"a": {"lexical/f1": 0.7}, "b": {"lexical/f1": 0.5}})
     rules = parse_gate('[gate]\nguard = ["lexical/f1"]\n', "g.toml")
-    result = apply_gate(rules, compare_runs(scored_run(base), scored_run(new)), "g.toml", allow_weak_rules=True)
+    result = gated(rules, scored_run(base), scored_run(new), allow_weak_rules=True)
     assert result.failed and result.failed[0].endswith("worse on every one of its 2 pairs")
 
 
@@ -222,29 +226,27 @@ def test_the_correction_over_the_gates_rows_decides_whether_a_guard_can_fail(tmp
     # 6 items: one guard can reach 2 / 2^6 = 0.03125 < 0.05; two guards cannot (Holm: 2 x 0.03125 = 0.0625)
     values = {f"i{k}": {"context/hit_rate@1": 1.0, "context/hit_rate@5": 1.0} for k in range(6)}
     new_values = {f"i{k}": {"context/hit_rate@1": float(k > 0), "context/hit_rate@5": 1.0} for k in range(6)}
-    comparison = compare_runs(scored_run(make_run(tmp_path / "b", values)),
-                              scored_run(make_run(tmp_path / "n", new_values)))
-    one = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@1"]\n', "g"), comparison, "g")
+    runs = scored_run(make_run(tmp_path / "b", values)), scored_run(make_run(tmp_path / "n", new_values))
+    one = gated(parse_gate('[gate]\nguard = ["context/hit_rate@1"]\n', "g"), *runs)
     assert one.passed and one.weak == []
-    two = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@*"]\n', "g"), comparison, "g")
+    two = gated(parse_gate('[gate]\nguard = ["context/hit_rate@*"]\n', "g"), *runs)
     assert not two.passed
     assert two.weak == ["guard context/hit_rate@1 on all cannot fail: on 6 pairs the smallest p-value mcnemar_exact "
-                        "can give is 0.0312, x 2 rows of the gate (Holm) = 0.0625, not below alpha 0.05",
+                        "can give is 0.0312, x 2 rows of the primary family (Holm) = 0.0625, not below alpha 0.05",
                         "guard context/hit_rate@5 on all cannot fail: on 6 pairs the smallest p-value mcnemar_exact "
-                        "can give is 0.0312, x 2 rows of the gate (Holm) = 0.0625, not below alpha 0.05"]
+                        "can give is 0.0312, x 2 rows of the primary family (Holm) = 0.0625, not below alpha 0.05"]
     # one glob named twice is still one row of the family
-    twice = apply_gate(parse_gate('[gate]\nguard = ["context/hit_rate@1", "context/hit_rate@1"]\n'
-                                  'guard_subsets = ["all", "all"]\n', "g"), comparison, "g")
+    twice = gated(parse_gate('[gate]\nguard = ["context/hit_rate@1", "context/hit_rate@1"]\n'
+                             'guard_subsets = ["all", "all"]\n', "g"), *runs)
     assert twice.passed and twice.weak == [] and len(twice.checked) == 1
 
 
 def test_an_improve_rule_that_cannot_be_met_says_so(tmp_path):
     base = make_run(tmp_path / "b", hits("000"))
     new = make_run(tmp_path / "n", hits("111"))
-    result = apply_gate(parse_gate('[gate]\nimprove = ["context/hit_rate@1"]\n', "g"),
-                        compare_runs(scored_run(base), scored_run(new)), "g")
-    assert len(result.failed) == 1 and result.failed[0].startswith("improve context/hit_rate@1 on all: 0.000 -> 1.000")
-    assert result.failed[0].endswith("n 3, p 0.25 Holm) did not improve significantly (it cannot: on 3 pairs the "
+    result = gated(parse_gate('[gate]\nimprove = ["context/hit_rate@1"]\n', "g"), scored_run(base), scored_run(new))
+    assert len(result.failed) == 1 and result.failed[0].startswith("improve context/hit_rate@1 on all: 0.0% -> 100.0%")
+    assert result.failed[0].endswith("n 3, p 0.250 Holm) did not improve significantly (it cannot: on 3 pairs the "
                                      "smallest p-value mcnemar_exact can give is 0.25, not below alpha 0.05)")
 
 
