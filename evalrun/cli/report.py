@@ -14,8 +14,8 @@ from evalrun.report import write_report
 @click.command("report")
 @click.argument("run_folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--vs", "vs", type=click.Path(file_okay=False, path_type=Path),
-              help="A BASE run to compare with, as `evalrun compare BASE RUN` does (paired, Holm-corrected, item "
-              "flips).")
+              help="A BASE run to compare with, as `evalrun compare BASE RUN` does: the page leads with its "
+              "verdict, and every item opens with BASE beside NEW.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file to write (replaced if it exists); default: report.html in the run folder.")
 @WORKSPACE

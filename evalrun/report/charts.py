@@ -11,6 +11,7 @@ import logging
 import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -173,3 +174,95 @@ def count_chart(counts: Mapping[str, int], xlabel: str) -> str:
         axes.set_xlabel(xlabel)
         _margins(figure, [k for k, _ in ordered])
         return _svg(figure)
+
+
+# Colours of a change: significantly better, significantly worse, no detectable change (as the page's cards).
+CHANGE_COLOURS = {"better": "#2f7d4a", "worse": "#b8473d", "same": "#7f7f7f"}
+FOREST_AXES = {"pts": "difference NEW − BASE, percentage points (rates)",
+               "relative": "relative change NEW vs BASE, % of BASE (latency, tokens, cost)"}
+ROW_INCHES, AXES_TOP, AXES_BOTTOM = 0.3, 0.3, 0.5
+FOREST_LABEL = 0.45   # at most this share of the width for the row labels (longer ones are broken, then cut)
+
+
+@dataclass
+class ForestPoint:
+    """One primary row of the forest plot: its difference and 95% interval on one of `FOREST_AXES`."""
+
+    label: str
+    axis: str                                # a key of FOREST_AXES
+    x: float
+    ci: tuple[float, float] | None
+    state: str                               # a key of CHANGE_COLOURS
+    text: str                                # the difference as the page writes it, beside the line
+
+
+def forest_chart(points: Sequence[ForestPoint]) -> str:
+    """Return the forest plot of `points` as SVG, "" when there is none."""
+    return _svg(forest_figure(points)) if points else ""
+
+
+def forest_figure(points: Sequence[ForestPoint]) -> Figure:
+    """Return one small axes per kind of difference (`FOREST_AXES`, each with its zero line), one line
+    per point: a dot at the difference, whiskers to its 95% interval, coloured by `state`, the
+    difference written on the right."""
+    labels = {id(p): fitted_label(p.label, FOREST_LABEL * WIDTH - 0.25) for p in points}
+    groups = [(axis, [p for p in points if p.axis == axis]) for axis in FOREST_AXES]
+    groups = [(axis, shown) for axis, shown in groups if shown]
+    blocks = [AXES_TOP + sum(ROW_INCHES * labels[id(p)].count("\n") + ROW_INCHES for p in shown) + AXES_BOTTOM
+              for _, shown in groups]
+    height = sum(blocks)
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(WIDTH, height), dpi=96)
+        lines = [line for text in labels.values() for line in text.split("\n")]
+        left = min(FOREST_LABEL, (label_inches(lines) + 0.25) / WIDTH)
+        right = 1 - min(0.3, (label_inches([p.text for p in points], 8.0) + 0.25) / WIDTH)
+        top = height
+        for (axis, shown), block in zip(groups, blocks):
+            bottom = top - block + AXES_BOTTOM
+            axes = figure.add_axes((left, bottom / height, right - left, (block - AXES_TOP - AXES_BOTTOM) / height))
+            _forest_axes(axes, shown, [labels[id(p)] for p in shown], FOREST_AXES[axis])
+            top -= block
+        return figure
+
+
+def fitted_label(label: str, inches: float, size: float = 9.0) -> str:
+    """Return `label` fitted to `inches`: broken before " on " (a subset) into two lines, and each line
+    that is still too wide cut with "…".
+
+    >>> fitted_label("context/recall@5 on difficulty=hard", 1.5)
+    'context/recall@5\\non difficulty=hard'
+    >>> fitted_label("a" * 40, 1.0)
+    'aaaaaaaaaaaa…'
+    """
+    lines = label.split(" on ", 1)
+    if len(lines) == 2 and label_inches([label], size) > inches:
+        lines[1] = "on " + lines[1]
+    else:
+        lines = [label]
+    fitted = []
+    for line in lines:
+        while len(line) > 1 and label_inches([line], size) > inches:
+            line = line[:-2] + "…"
+        fitted.append(line)
+    return "\n".join(fitted)
+
+
+def _forest_axes(axes, points: Sequence[ForestPoint], labels: Sequence[str], xlabel: str) -> None:
+    """Draw `points` (named `labels`) on one axes around its zero line."""
+    ends = [0.0] + [v for p in points for v in ((p.x,) + tuple(p.ci or ()))]
+    low, high = min(ends), max(ends)
+    pad = (high - low) * 0.1 or 1.0
+    axes.axvline(0.0, color="#555", linewidth=0.8)
+    for y, point in enumerate(points):
+        colour = CHANGE_COLOURS[point.state]
+        err = [[point.x - point.ci[0]], [point.ci[1] - point.x]] if point.ci else None
+        axes.errorbar([point.x], [y], xerr=err, fmt="o", color=colour, ecolor=colour, capsize=3, markersize=5,
+                      elinewidth=1.4)
+        axes.annotate(point.text, xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(6, 0),
+                      textcoords="offset points", va="center", fontsize=8, color=colour)
+    axes.set_yticks(range(len(points)), labels)
+    axes.set_ylim(len(points) - 0.5, -0.5)
+    axes.set_xlim(low - pad, high + pad)
+    axes.set_xlabel(xlabel)
+    axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+    axes.set_axisbelow(True)

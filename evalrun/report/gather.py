@@ -18,6 +18,7 @@ candidate metrics are unscored) and is counted below the funnel.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -75,6 +76,13 @@ class ReportInputs:
     traces: dict[str, Trace]         # the traces that read as traces (failed items have none)
     base: Run | None = None
     comparison: Comparison | None = None
+    base_traces: dict[str, Trace] = field(default_factory=dict)   # BASE's traces that read as traces
+    base_chunks: dict[str, Chunk] = field(default_factory=dict)   # BASE's snapshot, when not NEW's
+
+    @cached_property
+    def base_rows(self) -> dict[str, ItemScores]:
+        """Return BASE's scores of every item it scored, by item id (empty without a BASE)."""
+        return {} if self.base is None else {row.item_id: row for row in self.base.scores}
 
     @cached_property
     def rows(self) -> dict[str, ItemScores]:
@@ -109,18 +117,28 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
         chunks = {c.chunk_id: c for c in SnapshotStore(workspace).chunks(manifest.kb_snapshot)}
     except (NotFound, OSError) as exc:
         problem = f"KB snapshot {manifest.kb_snapshot} cannot be read ({exc}): chunk texts come from the traces only"
-    traces = {}
     by_id = {item.id: item for item in items}
+    traces = _traces(run, by_id)
+    comparison, base_traces, base_chunks = None, {}, {}
+    if base is not None:
+        comparison = compare_runs(base, run, items=items)
+        base_traces = _traces(base, by_id)
+        if base.manifest.kb_snapshot != manifest.kb_snapshot:
+            with contextlib.suppress(NotFound, OSError):   # then BASE's passages show the texts its traces hold
+                base_chunks = {c.chunk_id: c for c in SnapshotStore(workspace).chunks(base.manifest.kb_snapshot)}
+    return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, base=base,
+                        comparison=comparison, base_traces=base_traces, base_chunks=base_chunks)
+
+
+def _traces(run: Run, by_id: dict[str, EvalItem]) -> dict[str, Trace]:
+    """Return the traces of a run's items that read as traces (a failed item's scores say why it has none)."""
+    traces = {}
     for item_id, record in run.traces.items():
         item = by_id.get(item_id)
         trace = read_trace(record, item)[0] if item is not None else None
-        if trace is not None:   # else the item's scores say why it failed
+        if trace is not None:
             traces[item_id] = trace
-    comparison = None
-    if base is not None:
-        comparison = compare_runs(base, run, items=items)
-    return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, base=base,
-                        comparison=comparison)
+    return traces
 
 
 def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, tuple[str, ...]]] | None:

@@ -15,7 +15,16 @@ Layout (short keys, empty fields left out):
   ``x`` context [chunk, gold group] (None: not reported), ``o`` answer, ``cl`` claims [text,
   verdict, reason], ``kv`` key point verdicts, ``rv`` relevance verdict, ``cv`` citations [chunk,
   correct], ``at`` attribution, ``rk`` rank of the first relevant candidate (0: none), ``ic``
-  every relevant group in the context, ``cd`` a relevant chunk cited, ``fl`` flips against BASE [metric, change, BASE's attribution].
+  every relevant group in the context, ``cd`` a relevant chunk cited, ``fl`` flips against BASE [metric, change, BASE's attribution],
+  ``ms`` total latency, ``tk`` tokens and ``usd`` cost of the system on this item (when the run recorded them).
+
+With a BASE run, ``base`` says which (``target``, ``folder``, ``note``), and each item BASE scored has
+``b``: BASE's ``o``, ``x``, ``at``, ``u``, ``fa``, ``er``, ``ap``, ``ms``, ``tk``, ``usd`` as above, and
+``v``: BASE's values where they differ from NEW's, [metric, value or None (no value)] (every other
+metric has NEW's value in BASE too: two similar runs cost little); no ``b``: BASE did not score the
+item. BASE's chunk texts share the one chunk budget with NEW's; BASE's answers share their own
+(``base`` ``answer_cap``, ``answer_budget``: `BASE_ANSWER_BUDGET`, each at most the answer's cap), and
+every cut is counted ("BASE answer").
 
 Texts are capped (`CAPS`, and chunk texts under one budget, `chunk_cap`); a cut text is the pair
 [shown text, full length] so the page says it is cut, and every cut is counted (`Cuts`).
@@ -40,6 +49,9 @@ CAPS = {"question": 1_000, "reference answer": 2_000, "key point": 500, "evidenc
 CHUNK_CAP = 2_000
 # Characters of chunk text in one page: with the item texts, a 10,000-item run stays under 15 MB.
 CHUNK_BUDGET = 3_000_000
+# Characters of BASE's answers in one page (each at most CAPS["answer"]): on a 10,000-item run whose
+# every answer differs from NEW's, about 2 MB more in the page instead of 9.
+BASE_ANSWER_BUDGET = 1_000_000
 GROUP_PREFIX = "group:"
 
 
@@ -138,11 +150,15 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
         for flip in inputs.comparison.flips:
             flips.setdefault(flip.item_id, []).append((flip.metric, flip.change, flip.base_attribution))
 
-    def chunk(chunk_id: str, passage_text: str | None = None) -> int:
-        position = chunk_index.at(chunk_id)
-        if chunk_text.get(chunk_id) is None:
-            known = inputs.chunks.get(chunk_id)
-            chunk_text[chunk_id] = known.text if known is not None else passage_text
+    # BASE against another KB snapshot: the same chunk id may hold another text there
+    apart_snapshot = inputs.base is not None and inputs.base.manifest.kb_snapshot != inputs.run.manifest.kb_snapshot
+
+    def chunk(chunk_id: str, passage_text: str | None = None, base: bool = False) -> int:
+        key = ("base", chunk_id) if base and apart_snapshot else chunk_id
+        position = chunk_index.at(key)
+        if chunk_text.get(key) is None:
+            known = (inputs.base_chunks if base and apart_snapshot else inputs.chunks).get(chunk_id)
+            chunk_text[key] = known.text if known is not None else passage_text
         return position
 
     items, values = [], {}
@@ -180,28 +196,92 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
                 entry["o"] = capped(trace.answer, "answer", cuts)
             if trace.citations:
                 entry["ci"] = [chunk(c) for c in trace.citations]
-            if "total" in trace.latency_ms:
-                entry["ms"] = round(trace.latency_ms["total"], 1)
             if trace.mode != "normal":
                 entry["md"] = trace.mode
             if trace.error:
                 entry["er"] = capped(trace.error, "problem", cuts)
+        entry.update(end_to_end(row, trace))
         if row is not None:
             _scores(entry, row, position, values, metrics, reasons, attributions, chunk, cuts)
+        base_row = inputs.base_rows.get(item.id)
+        if base_row is not None:
+            entry["b"] = _base_entry(base_row, inputs.base_traces.get(item.id), row.values if row else {}, metrics,
+                                     reasons, attributions, lambda c, t=None: chunk(c, t, base=True), group, cuts)
         if item.id in flips:
             entry["fl"] = [[metrics.at(metric), change, [attributions.at(a) for a in before]]
                            for metric, change, before in flips[item.id]]
         items.append(entry)
-    ids = chunk_index.values_list()
-    cap = chunk_cap([len(chunk_text[c]) for c in ids if chunk_text[c] is not None], CHUNK_BUDGET)
-    texts = [capped(chunk_text[c], "chunk", cuts, cap=cap) if chunk_text[c] is not None else None for c in ids]
+    keys = chunk_index.values_list()
+    cap = chunk_cap([len(chunk_text[c]) for c in keys if chunk_text[c] is not None], CHUNK_BUDGET)
+    texts = [capped(chunk_text[c], "chunk", cuts, cap=cap) if chunk_text[c] is not None else None for c in keys]
+    ids = [key[1] if isinstance(key, tuple) else key for key in keys]
     names = metrics.values_list()
     document = {"chunks": {"id": ids, "text": texts, "cap": cap, "budget": CHUNK_BUDGET}, "metrics": names,
                 "values": [_column(values.get(name, {}), len(items)) for name in names],
                 "reasons": reasons.values_list(),
                 "attributions": attributions.values_list(),
                 "fields": {name: table.values_list() for name, table in fields.items()}, "items": items}
+    if inputs.base is not None:
+        document["base"] = {"target": inputs.base.manifest.target, "folder": str(inputs.base.folder),
+                            "answer_cap": _cap_base_answers(items, cuts), "answer_budget": BASE_ANSWER_BUDGET,
+                            "note": (f"BASE ran against KB snapshot {inputs.base.manifest.kb_snapshot}, NEW against "
+                                     f"{inputs.run.manifest.kb_snapshot}: gold marks are those of NEW's release"
+                                     if apart_snapshot else None)}
     return document, cuts
+
+
+def end_to_end(row, trace) -> dict:
+    """Return an item's total latency (``ms``), tokens (``tk``) and cost (``usd``) as far as its run recorded
+    them: latency from the trace, tokens and cost from the scores' per-item end-to-end values (runs scored
+    before those were recorded have none: absent, never 0)."""
+    found = {}
+    if trace is not None and "total" in trace.latency_ms:
+        found["ms"] = round(trace.latency_ms["total"], 1)
+    e2e = getattr(row, "end_to_end", None)
+    if e2e is not None:
+        if getattr(e2e, "tokens", None) is not None:
+            found["tk"] = e2e.tokens
+        if getattr(e2e, "cost", None) is not None:
+            found["usd"] = e2e.cost
+    return found
+
+
+def _base_entry(row, trace, new_values: dict[str, float], metrics: _Table, reasons: _Table, attributions: _Table,
+                chunk, group, cuts: Cuts) -> dict:
+    """Return what the item view shows of BASE beside NEW (`new_values`: NEW's values of the item): its
+    answer, its context with the gold chunks marked, its attribution, why it failed or has no value,
+    and its values where they differ from NEW's."""
+    entry: dict = end_to_end(row, trace)
+    changed = [[metrics.at(name), round(value, 4)] for name, value in row.values.items()
+               if name not in new_values or round(new_values[name], 4) != round(value, 4)]
+    changed += [[metrics.at(name), None] for name in new_values if name not in row.values]
+    if changed:
+        entry["v"] = changed
+    if row.unscored:
+        entry["u"] = [[metrics.at(name), reasons.at(reason)] for name, reason in sorted(row.unscored.items())]
+    if row.attribution:
+        entry["at"] = [attributions.at(a) for a in attribution_names(row)]
+    for key, text in (("fa", row.failed), ("ap", row.apart)):
+        if text:
+            entry[key] = capped(text, "problem", cuts)
+    if trace is not None:
+        entry["x"] = (None if trace.context is None else
+                      [[chunk(p.chunk_id, p.text), group(p.chunk_id)] for p in trace.context])
+        if trace.answer is not None:
+            entry["o"] = trace.answer   # capped once every BASE answer is known (`_cap_base_answers`)
+        if trace.error:
+            entry["er"] = capped(trace.error, "problem", cuts)
+    return entry
+
+
+def _cap_base_answers(items: list[dict], cuts: Cuts) -> int:
+    """Cap BASE's answers in `items` under one budget (`BASE_ANSWER_BUDGET`, each at most the answer's
+    cap, counted as "BASE answer" cuts); return the cap."""
+    answers = [entry["b"] for entry in items if "o" in entry.get("b", {})]
+    cap = chunk_cap([len(b["o"]) for b in answers], BASE_ANSWER_BUDGET, CAPS["answer"])
+    for b in answers:
+        b["o"] = capped(b["o"], "BASE answer", cuts, cap=cap)
+    return cap
 
 
 def _funnel_marks(target: tuple[dict, dict], trace, row) -> dict:

@@ -17,8 +17,10 @@ from pathlib import Path
 import jinja2
 
 from curate import Workspace, atomic_write_bytes
+from evalrun import numbers
 from evalrun.views import INTERVALS, format_summary, other_names, retrieval_names
 from evalrun.report import charts
+from evalrun.report.comparison import comparison_context
 from evalrun.report.gather import (
     ReportInputs,
     funnels,
@@ -118,10 +120,11 @@ def _cards(inputs: ReportInputs, metric: str) -> list[dict]:
             continue
         value, ci, n = format_summary(overall[name])
         cards.append({"label": label, "metric": name, "value": value, "ci": ci, "n": f"n = {n}"})
-    total = summary.end_to_end.latency_ms.get("total")
+    total, warmup = summary.end_to_end.latency_ms.get("total"), summary.end_to_end.warmup_calls
     if total:
         cards.append({"label": "latency p95 (total)", "metric": "", "value": f"{total.p95:,.0f} ms",
-                      "ci": f"p50 {total.p50:,.0f} ms", "n": f"n = {total.n}"})
+                      "ci": f"p50 {total.p50:,.0f} ms",
+                      "n": f"n = {total.n}" + (f" ({warmup} warm-up calls left out)" if warmup else "")})
     cost = summary.end_to_end.system_cost
     counted = summary.items - summary.end_to_end.usage_left_out   # a usage that is no count or cost is in no sum
     cards.append({"label": "system cost per item", "metric": "",
@@ -133,18 +136,15 @@ def _cards(inputs: ReportInputs, metric: str) -> list[dict]:
 
 
 def _latencies(inputs: ReportInputs) -> dict[str, list[float]]:
+    """Return each stage's latencies, warm-up calls left out as the summary leaves them out."""
+    records = inputs.run.traces
     stages: dict[str, list[float]] = {}
-    for trace in inputs.traces.values():
+    for item_id, trace in inputs.traces.items():
+        if item_id in records and records[item_id].warmup:
+            continue
         for stage, ms in trace.latency_ms.items():
             stages.setdefault(stage, []).append(ms)
     return dict(sorted(stages.items()))
-
-
-def _comparison(inputs: ReportInputs) -> dict | None:
-    comparison = inputs.comparison
-    if comparison is None:
-        return None
-    return {"c": comparison, "shown": sum(1 for r in comparison.rows if r.subset == "all" or r.significant)}
 
 
 def render(inputs: ReportInputs) -> tuple[str, Cuts]:
@@ -153,6 +153,9 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
     overall = summary.metrics.get("all", {})
     metric = headline_metric(inputs)
     document, cuts = item_payload(inputs)
+    comparison = comparison_context(inputs.comparison, inputs.items)
+    if comparison is not None:
+        document["explore"] = comparison.pop("extra_cells")   # drawn by the page's script when asked
     unknown_texts = sum(text is None for text in document["chunks"]["text"])
     retrieval = [(name, format_summary(overall.get(f"candidates/{name}")), format_summary(overall.get(f"context/{name}")),
                   summary.context_loss.get(name)) for name in retrieval_names(overall)]
@@ -164,9 +167,11 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
         "attribution_chart": charts.count_chart(summary.attribution, "items"),
         "latency_chart": charts.latency_chart(_latencies(inputs)), "unscored": unscored_reasons(inputs),
         "cuts": dict(cuts), "caps": CAPS, "chunk_cap": document["chunks"]["cap"], "chunk_budget": document["chunks"]["budget"],
+        "base_answer_cap": document.get("base", {}).get("answer_cap"),
+        "base_answer_budget": document.get("base", {}).get("answer_budget"),
         "chunks": len(document["chunks"]["id"]), "unknown_texts": unknown_texts,
-        "snapshot_problem": inputs.snapshot_problem, "comparison": _comparison(inputs),
-        "headline_metric": metric, "data": packed(document),
+        "snapshot_problem": inputs.snapshot_problem, "comparison": comparison,
+        "headline_metric": metric, "data": packed(document), "numbers": numbers,
         "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),
     }
     return _environment().get_template("report.html.j2").render(context), cuts

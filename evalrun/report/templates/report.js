@@ -49,6 +49,13 @@
     const chunks = data.chunks;
     const fieldNames = Object.keys(fields);
     const metricIndex = new Map(metrics.map((m, i) => [m, i]));
+    const base = data.base || null;
+    // BASE's value of metric m: where it differs from NEW's, in the item's b.v; else NEW's
+    const baseValue = (item, m) => {
+      const differs = (item.b.v || []).find(([bm]) => bm === m);
+      return differs ? differs[1] : value(item, m);
+    };
+    const newTarget = $("items-data").dataset.target || "";
     items.forEach((item, i) => { item.i = i; item.haystack = (item.id + " " + plain(item.q) + " " + plain(item.o)).toLowerCase(); });
 
     // Controls
@@ -71,8 +78,16 @@
       const [m, change] = key.split(":");
       flip.append(el("option", {value: key, text: `${metrics[m]} ${change}`}));
     });
+    // The exploratory subset rows beyond those shown at once travel in the data (thousands on a release with many tags).
     const allRows = $("all-rows");
-    if (allRows) allRows.addEventListener("change", () => $("compare-table").classList.toggle("all", allRows.checked));
+    if (allRows) allRows.addEventListener("change", () => {
+      const table = $("exploratory-table");
+      if (!table.querySelector("tr.extra")) {
+        table.tBodies[0].append(...(data.explore || []).map((cells) => el("tr", {class: `extra ${cells[10] || "same"}`},
+          cells.map((cell, k) => el("td", {class: k === 7 ? "ci" : k >= 2 && k <= 9 ? "num" : null}, cell)))));
+      }
+      table.classList.toggle("all", allRows.checked);
+    });
 
     let shown = items, page = 0, sortKey = null, descending = false, open = null;
     const value = (item, m) => (m < data.values.length ? data.values[m][item.i] : null);
@@ -104,6 +119,26 @@
       page = 0;
       draw();
     }
+
+    // A flip's row in the comparison opens its item: the filters cleared when they hide it, its page drawn.
+    function openItem(id) {
+      const index = () => shown.findIndex((item) => item.id === id);
+      if (index() < 0) {
+        for (const key of ["f-subset", "f-attribution", "f-condition", "f-flip"]) $(key).value = "";
+        $("f-search").value = "";
+        filter();
+      }
+      if (index() < 0) return;
+      page = Math.floor(index() / PAGE);
+      draw();
+      const tr = document.querySelector(`#item-table tr.row[data-item="${CSS.escape(id)}"]`);
+      toggle(items.find((item) => item.id === id), tr);
+      tr.scrollIntoView({block: "start"});
+    }
+    document.querySelectorAll("[data-open]").forEach((node) => {
+      node.addEventListener("click", () => openItem(node.dataset.open));
+      node.addEventListener("keydown", (event) => { if (event.key === "Enter") openItem(node.dataset.open); });
+    });
 
     const sortValue = {
       id: (item) => item.id, q: (item) => plain(item.q), d: (item) => item.f[0], t: (item) => item.f[1],
@@ -228,9 +263,10 @@
           el("li", {class: grade > 0 ? "gold" : ""}, el("span", {class: "badge", text: `${id} · grade ${grade}`}), text(t, item.l),
              el("div", {class: "na"}, "chunks: ", cs.length ? cs.map(chunkId).join(", ") : "none (not mapped to this snapshot)")))));
       }
-      const right = [el("h4", {text: "Answer"}), el("p", {}, text(item.o, item.l))];
+      if (base) out.push(versus(item));
+      const right = base ? [] : [el("h4", {text: "Answer"}), el("p", {}, text(item.o, item.l))];
       if (item.cl && item.cl.length) {
-        right.push(el("h4", {text: "Claims (supported by the context?)"}), el("ol", {}, item.cl.map(([t, verdict, reason]) =>
+        right.push(el("h4", {text: `Claims${base ? " of NEW's answer" : ""} (supported by the context?)`}), el("ol", {}, item.cl.map(([t, verdict, reason]) =>
           el("li", {}, text(t, item.l), verdict !== undefined && reason !== null ? el("div", {}, verdictText([verdict, reason])) : null))));
       }
       if (item.ci || item.cv) {
@@ -254,10 +290,12 @@
                      passage(c, {gold, score, rank: n + 1, inContext: context === null ? undefined : context.has(c)}))));
         }
         if (item.x === null) {
-          out.push(el("h4", {text: "Context"}), el("p", {class: "notice", text: "The trace does not report its context."}));
+          if (!base) out.push(el("h4", {text: "Context"}), el("p", {class: "notice", text: "The trace does not report its context."}));
         } else {
-          out.push(el("h4", {}, `Context sent to the model (${item.x.length})`),
-                   el("ol", {class: "passages"}, item.x.map(([c, gold]) => passage(c, {gold}))));
+          if (!base) {   // with a BASE, the context is beside BASE's above
+            out.push(el("h4", {}, `Context sent to the model (${item.x.length})`),
+                     el("ol", {class: "passages"}, item.x.map(([c, gold]) => passage(c, {gold}))));
+          }
           if (item.c !== null) {
             const dropped = item.c.filter(([c]) => !context.has(c));
             out.push(el("h4", {}, `Cut: candidates not in the context (${dropped.length}, ${dropped.filter(([, g]) => g !== null).length} holding relevant evidence)`),
@@ -267,16 +305,78 @@
       } else {
         out.push(el("p", {class: "notice", text: "No trace: the target returned nothing usable for this item."}));
       }
-      const metricRows = metrics.map((name, m) => [name, value(item, m)]).filter(([, v]) => v !== null && v !== undefined);
-      const unscored = (item.u || []).map(([m, r]) => [metrics[m], data.reasons[r]]);
-      out.push(el("h4", {text: "Metrics"}), el("table", {class: "grid metrics"}, el("tbody", {},
-        metricRows.map(([name, v]) => el("tr", {}, el("td", {}, name), el("td", {class: "num"}, String(v)))),
-        unscored.map(([name, why]) => el("tr", {}, el("td", {}, name), el("td", {class: "unscored"}, `unscored: ${why}`))))));
+      if (!base) {   // with a BASE, each metric is in both columns above
+        const metricRows = metrics.map((name, m) => [name, value(item, m)]).filter(([, v]) => v !== null && v !== undefined);
+        const unscored = (item.u || []).map(([m, r]) => [metrics[m], data.reasons[r]]);
+        out.push(el("h4", {text: "Metrics"}), el("table", {class: "grid metrics"}, el("tbody", {},
+          metricRows.map(([name, v]) => el("tr", {}, el("td", {}, name), el("td", {class: "num"}, String(v)))),
+          unscored.map(([name, why]) => el("tr", {}, el("td", {}, name), el("td", {class: "unscored"}, `unscored: ${why}`))))));
+      }
       if (item.fl) {
         out.push(el("h4", {text: "Flips against BASE"}), el("ul", {}, item.fl.map(([m, change, before]) =>
           el("li", {}, `${metrics[m]}: ${change} (attribution in BASE: ${before.map((a) => data.attributions[a]).join(", ") || "none"})`))));
       }
       return out;
+    }
+
+    // BASE beside NEW: the two answers, the two contexts with the gold chunks marked, every metric in both.
+    function side(run, label, target, present) {
+      const out = [el("h4", {class: "side-head"}, `${label} `, el("code", {}, target))];
+      if (!present) return [...out, el("p", {class: "notice", text: `${label} has no scores for this item (it did not score it).`})];
+      for (const [key, what] of [["fa", "target failed"], ["er", "system error"], ["ap", "scored apart"]]) {
+        if (run[key]) out.push(el("p", {class: "notice"}, `${what}: `, text(run[key])));
+      }
+      out.push(el("h5", {text: "Answer"}), el("p", {class: "answer"}, text(run.o, item_lang)));
+      if (run.x === undefined) {
+        out.push(el("h5", {text: "Context"}), el("p", {class: "notice", text: "No trace: the target returned nothing usable."}));
+      } else if (run.x === null) {
+        out.push(el("h5", {text: "Context"}), el("p", {class: "notice", text: "The trace does not report its context."}));
+      } else {
+        const golds = run.x.filter(([, g]) => g !== null).length;
+        out.push(el("h5", {}, `Context (${run.x.length} chunks, ${golds} gold)`),
+                 el("ol", {class: "passages context"}, run.x.map(([c, gold]) => passage(c, {gold}))));
+      }
+      out.push(el("p", {class: "na"}, "attribution: ", (run.at || []).map((a) => data.attributions[a]).join(", ") || "none"));
+      return out;
+    }
+
+    const shown3 = (v) => (v === null || v === undefined ? null : String(v));
+    function metricCell(v, unscored, format) {
+      if (v !== null && v !== undefined) return el("td", {class: "num"}, format ? format(v) : String(v));
+      if (unscored) return el("td", {class: "unscored"}, `unscored: ${unscored}`);
+      return el("td", {class: "na"}, "–");
+    }
+
+    function versus(item) {
+      const b = item.b || null;
+      const why = (run, m) => { const u = ((run && run.u) || []).find(([um]) => um === m); return u ? data.reasons[u[1]] : null; };
+      const flipped = new Map((item.fl || []).map(([m, change]) => [m, change]));
+      const rows = [];
+      metrics.forEach((name, m) => {
+        const nv = value(item, m), bv = b ? baseValue(item, m) : null;
+        const nu = why(item, m), bu = why(b, m);
+        if (nv === null && bv === null && !nu && !bu) return;
+        const changed = b !== null && shown3(nv) !== shown3(bv) || (b !== null && (nu || null) !== (bu || null));
+        rows.push(el("tr", {class: changed ? "changed" : null, "data-metric": name}, el("td", {}, name,
+          flipped.has(m) ? el("span", {class: `badge ${flipped.get(m) === "lost" ? "bad" : "good"}`, text: flipped.get(m)}) : null),
+          metricCell(b ? bv : null, bu), metricCell(nv, nu)));
+      });
+      for (const [key, name, format] of [["ms", "latency total", (v) => `${v} ms`], ["tk", "tokens", null],
+                                          ["usd", "cost (USD)", (v) => `$${v}`]]) {
+        const nv = item[key], bv = b ? b[key] : undefined;
+        if (nv === undefined && bv === undefined) continue;
+        rows.push(el("tr", {class: b && nv !== bv ? "changed e2e" : "e2e", "data-metric": name}, el("td", {}, name),
+          metricCell(bv, bv === undefined && b ? "not recorded" : null, format), metricCell(nv, nv === undefined ? "not recorded" : null, format)));
+      }
+      const newSide = {o: item.o, x: item.c === undefined && item.x === undefined ? undefined : item.x, at: item.at, fa: item.fa, er: item.er, ap: item.ap};
+      return el("div", {class: "versus"},
+        el("h4", {text: "BASE and NEW side by side"}),
+        base.note ? el("p", {class: "notice", text: base.note}) : null,
+        el("div", {class: "sides"}, el("div", {class: "side base"}, side(b || {}, "BASE", base.target, b !== null)),
+           el("div", {class: "side new"}, side(newSide, "NEW", newTarget, true))),
+        el("h5", {text: "Metrics (changed ones highlighted)"}),
+        el("table", {class: "grid versus-metrics"}, el("thead", {}, el("tr", {}, el("th", {text: "metric"}),
+          el("th", {text: "BASE"}), el("th", {text: "NEW"}))), el("tbody", {}, rows)));
     }
 
     status.remove();

@@ -40,3 +40,13 @@ def scripted_run(released, tmp_path):
     folder = run(workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted", out=tmp_path / "scripted",
                  settings=RunSettings(ks=[1, 5]))
     return released, folder
+
+
+@pytest.fixture
+def versus_run(scripted_run, tmp_path):
+    """`scripted_run` as NEW against BASE `targets.perfect` (every gold chunk in the context, "an answer"):
+    t-2 loses its gold from the context, t-3 misses it, t-4 stops reporting a context."""
+    released, folder = scripted_run
+    base = run(released.workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "perfect",
+               settings=RunSettings(ks=[1, 5]))
+    return released, folder, base

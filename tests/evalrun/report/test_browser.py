@@ -61,3 +61,61 @@ def test_the_report_works_offline_in_chromium(scripted_run, tmp_path):
         assert console.errors == []
         assert refused == []
     assert blank_screenshot(png) is None, blank_screenshot(png)
+
+
+def test_the_comparison_and_an_item_side_by_side_in_chromium(versus_run, tmp_path):
+    """With a BASE: the verdict leads, the cards are coloured by the change, the forest plot is drawn, the
+    exploratory rows are folded, and a flip opens its item with BASE beside NEW."""
+    require_browser()
+    from evalrun.report.gather import read_inputs
+    from evalrun.report.render import render
+    curate, folder, base = versus_run
+    inputs = read_inputs(folder, curate.workspace, base)
+    recall, f1 = inputs.comparison.row("context/recall@5"), inputs.comparison.row("lexical/f1")
+    recall.significant = recall.worse = True          # drawn as decided: made significant here to see the colours
+    f1.significant = f1.better = True
+    out = tmp_path / "report.html"
+    out.write_text(render(inputs)[0], encoding="utf-8")
+    url = out.as_uri()
+    with offline_page(url) as (page, console, refused):
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        verdict = page.locator("#verdict")
+        assert verdict.locator(".outcome-badge").inner_text().lower() == inputs.comparison.verdict.outcome
+        assert page.evaluate("document.querySelector('main').firstElementChild.id") == "verdict"
+        colour = "(el) => getComputedStyle(el).borderTopColor"
+        assert verdict.locator(".card.worse").evaluate(colour) == "rgb(184, 71, 61)"      # red
+        assert verdict.locator(".card.better").evaluate(colour) == "rgb(47, 125, 74)"     # green
+        assert verdict.locator(".card.same").first.evaluate(colour) == "rgb(200, 204, 209)"     # grey
+        assert "33.3%" in verdict.locator(".card.worse").inner_text()
+        assert page.locator("#forest svg.chart").is_visible()
+        # the exploratory rows are folded until asked for; the primary ones are open
+        assert page.locator("#primary-table").is_visible() and not page.locator("#exploratory-table").is_visible()
+        page.locator("#exploratory > summary").click()
+        assert page.locator("#exploratory-table").is_visible()
+        # a flip of the primary metric opens its item: BASE's answer and context beside NEW's
+        page.locator("table.flips[data-metric='context/recall@5'] tr.flip[data-open='t-2']").click()
+        versus = page.locator("tr.details .versus")
+        assert versus.count() == 1
+        base_side, new_side = versus.locator(".side.base"), versus.locator(".side.new")
+        assert "tests.support.targets:perfect" in base_side.inner_text()
+        assert "an answer" in base_side.locator(".answer").inner_text()
+        assert "It goes to 30 seconds." in new_side.locator(".answer").inner_text()
+        gold = len(inputs.targets["t-2"][1].keys() & set(c.chunk_id for c in inputs.base_traces["t-2"].context))
+        assert base_side.locator("ol.context > li.gold").count() == gold >= 1
+        assert base_side.locator("ol.context > li.gold .badge.gold").count() == gold
+        assert new_side.locator("ol.context > li").count() == 1 and new_side.locator("ol.context > li.gold").count() == 0
+        changed = versus.locator("table.versus-metrics tr[data-metric='context/recall@5']")
+        assert "changed" in changed.get_attribute("class")
+        assert [changed.locator("td").nth(k).inner_text() for k in (1, 2)] == ["1", "0"]
+        assert "lost" in changed.locator("td").first.inner_text()
+        same = versus.locator("table.versus-metrics tr[data-metric='candidates/recall@5']")
+        assert same.get_attribute("class") is None and same.locator("td").nth(1).inner_text() == "1"
+        latency = versus.locator("table.versus-metrics tr[data-metric='latency total']")
+        assert [latency.locator("td").nth(k).inner_text() for k in (1, 2)] == ["25 ms", "40 ms"]
+        page.locator("#all-rows").check()
+        assert page.locator("#exploratory-table tr.extra").count() == len(
+            [r for r in inputs.comparison.rows if not r.primary and r.subset != "all" and not r.significant])
+        png = page.screenshot(path=tmp_path / "versus.png", full_page=True)
+        assert console.errors == [] and refused == []
+    assert blank_screenshot(png) is None

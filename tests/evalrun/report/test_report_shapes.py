@@ -144,3 +144,100 @@ def test_without_out_the_report_is_written_in_the_run_folder(released, tmp_path)
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert result.stdout.startswith(f"wrote {folder / 'report.html'} (")
     assert "<svg" in _section(_page(folder / "report.html"), "funnel")
+
+
+HOSTILE = "</td></table><script>alert(1)</script><b onclick=x>访问令牌</b>"
+
+
+def _versus(released, tmp_path, base_script: dict[str, dict], new_script: dict[str, dict], fail: set[str] = ()):
+    """Return (NEW, BASE) run folders of faq@v1: BASE answers `base_script` (failing on the questions
+    `fail`), NEW `new_script` (question -> trace)."""
+    systems.SCRIPT.clear()
+    systems.SCRIPT.update(base_script)
+    systems.FAIL.clear()
+    systems.FAIL.update(fail)
+    base = run(released.workspace, ref="faq@v1", target="tests.evalrun.report.systems:flaky", out=tmp_path / "base",
+               settings=RunSettings(ks=[1, 5]))
+    systems.FAIL.clear()
+    systems.SCRIPT.clear()
+    systems.SCRIPT.update(new_script)
+    new = run(released.workspace, ref="faq@v1", target="tests.evalrun.report.systems:scripted", out=tmp_path / "new",
+              settings=RunSettings(ks=[1, 5]))
+    return new, base
+
+
+def _scripts(released) -> tuple[dict, dict, dict]:
+    """Return the faq items by id, and two scripts: BASE with the gold in every context, NEW with it in none;
+    both answer with markup and Chinese."""
+    items = {item.id: item for item in DatasetStore(released.workspace).items("faq")}
+    good, bad = {}, {}
+    for item in items.values():
+        gold = targets.GOLD[item.question]
+        good[item.question] = {"candidates": gold, "context": gold, "answer": f"BASE {HOSTILE}"}
+        bad[item.question] = {"candidates": [targets.DISTRACTOR], "context": [targets.DISTRACTOR],
+                              "answer": f"NEW {HOSTILE}"}
+    return items, good, bad
+
+
+def test_a_base_that_failed_on_an_item_and_lacks_another_reports(released, tmp_path):
+    from tests.evalrun.report.test_report import unpacked
+    items, good, bad = _scripts(released)
+    new, base = _versus(released, tmp_path, good, bad, fail={items["t-1"].question})
+    # BASE never scored t-4: its line taken out of the scores and traces
+    for name in ("scores.jsonl", "traces.jsonl"):
+        lines = (base / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (base / name).write_text("".join(line for line in lines if '"t-4"' not in line), encoding="utf-8")
+    out = tmp_path / "r.html"
+    result = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["report", str(new), "--vs", str(base), "--out", str(out),
+                                                              "--workspace", str(released.workspace.root)])
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    html = _page(out)
+    assert "0 items only BASE scored, 1 only NEW: in no row." in _section(html, "comparison")
+    by_id = {e["id"]: e for e in unpacked(html)["items"]}
+    assert "b" not in by_id["t-4"]                                     # the page says BASE has no scores for it
+    assert by_id["t-1"]["b"]["fa"].startswith("target raised RuntimeError: index offline")
+    assert "o" not in by_id["t-1"]["b"] and "x" not in by_id["t-1"]["b"]
+    assert by_id["t-2"]["b"]["o"] == f"BASE {HOSTILE}" and by_id["t-2"]["o"] == f"NEW {HOSTILE}"
+    assert "<script>alert(1)" not in html and "<b onclick" not in html and html.count("<script") == 2
+
+
+def test_no_primary_row_no_verdict_and_a_base_of_none_report(released, tmp_path):
+    from evalrun.compare.verdict import verdict_of
+    from evalrun.report.gather import read_inputs
+    from evalrun.report.render import render
+    items, good, bad = _scripts(released)
+    new, base = _versus(released, tmp_path, good, bad)
+    inputs = read_inputs(new, released.workspace, base)
+    comparison = inputs.comparison
+    # a primary row whose BASE has no mean (nothing to draw), then no primary row at all
+    row = next(r for r in comparison.rows if r.primary)
+    row.base = row.difference = row.ci95 = None
+    page, _ = render(inputs)
+    assert f"Not drawn: {row.metric}: no difference (no pair compared)" in page
+    assert re.search(rf'data-metric="{re.escape(row.metric)}"><div class="label">[^<]*</div><div class="value">— →', page)
+    for r in comparison.rows:
+        r.primary, r.p_adjusted = False, None
+    comparison.verdict = verdict_of(comparison)
+    assert comparison.verdict.outcome == "no verdict"
+    page, _ = render(inputs)
+    verdict = page[page.index('<section id="verdict"'):page.index('<section id="notices">')]
+    assert '<span class="outcome-badge none">no verdict</span>' in verdict
+    assert "No primary metric could be compared: no card to show." in verdict
+    assert "No primary row: no verdict." in page and '<p class="notice" id="forest">No primary row to draw.</p>' in page
+    comparison.verdict = None
+    page, _ = render(inputs)
+    assert "No verdict was computed for this comparison" in page
+
+
+def test_questions_with_markup_are_text_in_the_flips_table(released, tmp_path):
+    from evalrun.report.gather import read_inputs
+    from evalrun.report.render import render
+    items, good, bad = _scripts(released)
+    new, base = _versus(released, tmp_path, good, bad)
+    inputs = read_inputs(new, released.workspace, base)
+    for item in inputs.items:
+        item.question = HOSTILE
+    page, _ = render(inputs)
+    flips = _section(page, "comparison")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onclick=x&gt;访问令牌&lt;/b&gt;" in flips
+    assert page.count("<script") == 2 and "<b onclick" not in page
