@@ -144,6 +144,33 @@ def relative(base: float | None, new: float | None) -> str:
     return percent((new - base) / base, signed=True)
 
 
+# How an interval was made, when not by the paired bootstrap: the mark printed after it.
+CI_MARKS = {"newcombe": "N", "sign_flip_inverted": "S"}
+
+
+def marked_interval(metric: str, ci: tuple[float, float] | None, method: str | None) -> str:
+    """Return `interval` followed by the mark of its method (N: Newcombe's, S: the sign-flip test inverted).
+
+    >>> marked_interval("lexical/f1", (-0.434, 0.434), "newcombe"), marked_interval("lexical/f1", None, "newcombe")
+    ('[-43.4, +43.4] pts N', '')
+    """
+    text = interval(metric, ci)
+    return f"{text} {CI_MARKS[method]}" if text and method in CI_MARKS else text
+
+
+def measure(name: str, x: float | None) -> str:
+    """Return a trade-off's value in the unit its name says: "(ms)", "(USD)", else a count of tokens.
+
+    >>> measure("latency p95 total (ms)", 1243.0), measure("system cost per item (USD)", 0.0021)
+    ('1,243 ms', '$0.0021')
+    """
+    if "(ms)" in name:
+        return ms(x)
+    if "(USD)" in name:
+        return usd(x)
+    return count(x)
+
+
 def p_value(p: float | None) -> str:
     """Return a p-value as read: "<0.001" below a thousandth, three decimals otherwise.
 

@@ -8,6 +8,7 @@ import os
 import shlex
 from pathlib import Path
 
+from evalrun import numbers
 from evalrun.records import (
     MANIFEST,
     SUMMARY,
@@ -166,17 +167,6 @@ def system_tokens(e2e: EndToEnd, items: int) -> str:
     return text
 
 
-def duration(ms: float) -> str:
-    """Return milliseconds as a person reads them: in ms below 10 s, in seconds from there.
-
-    >>> duration(850.4), duration(1243.0), duration(16512.0)
-    ('850 ms', '1,243 ms', '16.5 s')
-    """
-    if round(ms) < 10_000:
-        return f"{ms:,.0f} ms"
-    return f"{ms / 1000:,.1f} s"
-
-
 def _calls(n: int) -> str:
     return f"{n:,} call{'s' if n != 1 else ''}"
 
@@ -196,7 +186,7 @@ def latency_line(e2e: EndToEnd) -> str | None:
     stages = {stage: v.n for stage, v in e2e.latency_ms.items() if v}
     failed = stages.pop("failed calls", 0)
     measured = max(stages.values(), default=0) + failed
-    slowest = f" (slowest {duration(e2e.warmup_ms.max)})" if e2e.warmup_ms else ""
+    slowest = f" (slowest {numbers.ms(e2e.warmup_ms.max)})" if e2e.warmup_ms else ""
     if not measured:
         if not e2e.warmup_calls:
             return None
@@ -210,5 +200,5 @@ def latency_line(e2e: EndToEnd) -> str | None:
 
 def latency_rows(e2e: EndToEnd) -> list[tuple[str, str, str, str, str]]:
     """Return one row per latency stage: its name, n, p50, p95 and max as a person reads them."""
-    return [(stage, f"{v.n:,}", duration(v.p50), duration(v.p95), duration(v.max))
+    return [(stage, f"{v.n:,}", numbers.ms(v.p50), numbers.ms(v.p95), numbers.ms(v.max))
             for stage, v in e2e.latency_ms.items() if v]

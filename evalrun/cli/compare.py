@@ -38,15 +38,12 @@ from evalrun.compare.history import (
 INTERVALS = ("95% CI: a paired percentile bootstrap (one resample of the items for both runs); N: Newcombe's score "
              "interval for paired proportions (0/1 values on fewer than 100 pairs, or no pair that changed); S: the "
              "sign-flip test inverted (where the bootstrap and the test disagree about 0: few items changed)")
-MARKS = {"newcombe": "N", "sign_flip_inverted": "S"}
 COLUMNS = ("metric", "subset", "n", "left out", "base", "new", "change", "95% CI", "p")
 
 
 def _cells(row: CompareRow) -> tuple:
     """Return a row's cells as printed, numbers in their unit (rates in %, changes in points)."""
-    ci = numbers.interval(row.metric, row.ci95)
-    if ci and row.ci_method in MARKS:
-        ci += " " + MARKS[row.ci_method]
+    ci = numbers.marked_interval(row.metric, row.ci95, row.ci_method)
     return (label(row.metric), row.subset, f"{row.n:,}", f"{row.left_out:,}" if row.left_out else "",
             numbers.value(row.metric, row.base), numbers.value(row.metric, row.new),
             numbers.difference(row.metric, row.difference), ci, numbers.p_value(row.p_value))
@@ -109,20 +106,11 @@ def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
     if hidden:
         out.print(f"{hidden:,} exploratory subset rows with q >= {comparison.alpha:g} not shown (--all shows every row)",
                   soft_wrap=True)
-    rows = [(t.measure, _measure(t.measure, t.base), _measure(t.measure, t.new), numbers.relative(t.base, t.new))
-            for t in comparison.trade_offs if t.base is not None or t.new is not None]
+    rows = [(t.measure, numbers.measure(t.measure, t.base), numbers.measure(t.measure, t.new),
+             numbers.percent(t.change, signed=True)) for t in comparison.trade_offs if t.base is not None or t.new is not None]
     out.print(table("trade-offs (the system's and the judge's apart)", ("measure", "base", "new", "change"), rows))
     if comparison.warmup_note:
         out.print(comparison.warmup_note, soft_wrap=True)
-
-
-def _measure(measure: str, value: float | None) -> str:
-    """Return a trade-off's value in its unit: ms, USD or a count."""
-    if "(ms)" in measure:
-        return numbers.ms(value)
-    if "(USD)" in measure:
-        return numbers.usd(value)
-    return numbers.count(value)
 
 
 def print_flips(comparison: Comparison) -> None:

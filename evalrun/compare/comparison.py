@@ -215,8 +215,7 @@ def _paired_rows(rows_of: list[dict], ids: list[str], names: list[str], subsets:
     # a metric that does not apply to a subset's items (retrieval on unanswerable ones) has no row there
     rows = [_row(r) for r in table.values() if r.n or r.left_out]
     if LATENCY_P95 in names and ids:
-        timings = [np.array([latency_of(r[i]) if latency_of(r[i]) is not None else np.nan for i in ids])
-                   for r in rows_of]
+        timings = [np.array([latency_of(r[i]) for i in ids], dtype=np.float64) for r in rows_of]   # None: NaN
         rows.append(_row(paired_quantile(LATENCY_P95, *timings, resamples=min(resamples, SWAP_RESAMPLES))))
     rows.sort(key=lambda r: (r.subset != "all", r.subset, metric_order(r.metric)))
     return rows, base_values, new_values

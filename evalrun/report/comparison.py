@@ -104,10 +104,9 @@ def table_cells(row: CompareRow) -> list[str]:
     """Return a row of the comparison's tables as the page writes it: metric, subset, n, left out, base,
     new, difference, 95% interval (N: Newcombe's), p, p Holm (primary) or q (exploratory), and its mark."""
     adjusted = row.p_adjusted if row.primary else row.q_value
-    ci = numbers.interval(row.metric, row.ci95)
     return [row.metric, row.subset, str(row.n), str(row.left_out or ""), numbers.value(row.metric, row.base),
             numbers.value(row.metric, row.new), numbers.difference(row.metric, row.difference),
-            ci + ({"newcombe": " N", "sign_flip_inverted": " S"}.get(row.ci_method, "") if ci else ""), numbers.p_value(row.p_value),
+            numbers.marked_interval(row.metric, row.ci95, row.ci_method), numbers.p_value(row.p_value),
             numbers.p_value(adjusted), "better" if row.better else "worse" if row.worse else ""]
 
 
@@ -122,15 +121,7 @@ def exploratory(comparison: Comparison) -> tuple[list[CompareRow], list[CompareR
 
 def trade_offs(comparison: Comparison) -> list[dict]:
     """Return the trade-offs with their values in their units."""
-    def formatted(measure: str, value: float | None) -> str:
-        if value is None:
-            return ""
-        if "(ms)" in measure:
-            return numbers.ms(value)
-        if "(USD)" in measure:
-            return numbers.usd(value)
-        return numbers.count(value) if "tokens" in measure else f"{value:.4g}"
-    return [{"measure": t.measure, "base": formatted(t.measure, t.base), "new": formatted(t.measure, t.new),
+    return [{"measure": t.measure, "base": numbers.measure(t.measure, t.base), "new": numbers.measure(t.measure, t.new),
              "change": numbers.percent(t.change, signed=True)}
             for t in comparison.trade_offs if t.base is not None or t.new is not None]
 
