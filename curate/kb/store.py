@@ -41,10 +41,19 @@ def content_sha256(documents: Sequence[Document], chunks: Sequence[Chunk]) -> st
     """Return the sha256 that identifies a snapshot: documents and chunks, in order."""
     digest = hashlib.sha256()
     for doc in documents:
-        digest.update(b"D" + dumps_json(doc.model_dump(mode="json")).encode("utf-8") + b"\n")
+        digest.update(b"D" + dumps_json(_hashed(doc)).encode("utf-8") + b"\n")
     for chunk in chunks:
-        digest.update(b"C" + dumps_json(chunk.model_dump(mode="json")).encode("utf-8") + b"\n")
+        digest.update(b"C" + dumps_json(_hashed(chunk)).encode("utf-8") + b"\n")
     return digest.hexdigest()
+
+
+def _hashed(record: Chunk | Document) -> dict:
+    """Return the fields of a chunk or document that identify a snapshot: a record without scope hashes
+    as it did before scope existed, so unscoped snapshots keep their ids."""
+    data = record.model_dump(mode="json")
+    if data.get("scope") is None:
+        data.pop("scope", None)
+    return data
 
 
 def snapshot_id_of(digest: str) -> str:

@@ -77,6 +77,7 @@ from curate.records.kb import (
     KBNames,
     LexicalIndexMeta,
     MetadataValue,
+    Scope,
     SnapshotManifest,
     WithheldPair,
 )
@@ -97,6 +98,6 @@ __all__ = [
     "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
-    "STATUSES", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
+    "STATUSES", "Scope", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -110,7 +110,7 @@ class Production(Record):
 class EvalItem(VersionedRecord):
     """One evaluation question with its reference answer, key points and evidence."""
 
-    SCHEMA = 3  # 2: accepted answers, alternative evidence (any_of), evidence copies; 3: production
+    SCHEMA = 4  # 2: accepted answers, alternative evidence (any_of), evidence copies; 3: production; 4: asker, as_of
     id: str = Field(description="Item id, unique within its dataset.")
     question: str = Field(description="The question as a user would ask it.")
     reference_answer: str | None = Field(None, description="A correct answer, if written.")
@@ -131,6 +131,14 @@ class EvalItem(VersionedRecord):
     status_history: list[StatusChange] = Field(default_factory=list, description="Every status change, oldest first.")
     duplicate_of: str | None = Field(None, description="Id of the item this one duplicates (set by check-dups --fix).")
     kb_snapshot: str | None = Field(None, description="KB snapshot the evidence chunk ids refer to.")
+    asker_groups: list[str] | None = Field(
+        None, description="Access groups of the person asking; [] may see only what everyone may; None: not "
+        "known, so what the asker may see is not checked (counted wherever scope is reported).")
+    asker_role: str | None = Field(
+        None, description="The named role (curate.toml [scope.roles]) `asker_groups` was taken from, if any.")
+    as_of: str | None = Field(
+        None, description="The moment the question is asked at: an ISO date (YYYY-MM-DD) or a KB version label; "
+        "None: the latest (whatever is superseded is stale).")
     guideline_version: str | None = Field(None, description="Version of the relevance guideline labels follow.")
     tags: list[str] = Field(default_factory=list, description="Free tags; subsets are reported per tag.")
     provenance: Provenance = Field(default_factory=Provenance, description="Where the item came from.")
@@ -148,6 +156,11 @@ class EvalItem(VersionedRecord):
 
     def content(self) -> dict:
         """Return the fields that define the item's meaning (no history, dates, provenance)."""
-        return self.model_dump(mode="json", include={
+        content = self.model_dump(mode="json", include={
             "question", "reference_answer", "key_points", "evidence", "answerable", "language",
             "difficulty", "qtype", "split", "source", "status", "kb_snapshot", "tags"})
+        # the asker and moment only when set, so an item without them keeps the digest it had before
+        for key in ("asker_groups", "as_of"):
+            if getattr(self, key) is not None:
+                content[key] = getattr(self, key)
+        return content

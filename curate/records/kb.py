@@ -12,6 +12,26 @@ from curate.records.base import Record, VersionedRecord
 MetadataValue = str | int | float | bool | None
 
 
+class Scope(Record):
+    """Who may see a chunk or document and when it holds (see ../shared/DESIGN.md, "Scope").
+
+    Read from the metadata keys of the same names (or the `[scope]` rules of curate.toml); absent
+    fields mean: everyone may see it, it holds at every moment, it replaces nothing."""
+
+    groups: list[str] | None = Field(
+        None, description="Access groups that may see it; None: everyone (an empty list is refused on input).")
+    version: str | None = Field(None, description="The KB version label it belongs to (e.g. '2026').")
+    valid_from: str | None = Field(None, description="First day it holds, ISO date YYYY-MM-DD.")
+    valid_to: str | None = Field(None, description="Last day it holds (inclusive), ISO date YYYY-MM-DD.")
+    supersedes: list[str] = Field(
+        default_factory=list, description="Document (or chunk) ids it replaces while it is in effect.")
+
+    def is_empty(self) -> bool:
+        """Return True when the scope restricts nothing (the same as no scope)."""
+        return (self.groups is None and self.version is None and self.valid_from is None
+                and self.valid_to is None and not self.supersedes)
+
+
 class Chunk(Record):
     """One retrievable unit of a knowledge base, anchored in its source document.
 
@@ -25,7 +45,10 @@ class Chunk(Record):
     end: int | None = Field(None, ge=0, description="Character offset one past the chunk's end (None if unknown).")
     text_sha256: str = Field(description="sha256 of `text` (UTF-8).")
     metadata: dict[str, MetadataValue] = Field(
-        default_factory=dict, description="Free metadata: title, heading path, version, permission scope.")
+        default_factory=dict, description="Free metadata: title, heading path, section.")
+    scope: Scope | None = Field(
+        None, description="Access groups and validity (its document's, with the chunk's own on top); None: "
+        "everyone, always.")
 
 
 class Document(Record):
@@ -37,6 +60,7 @@ class Document(Record):
     title: str | None = Field(None, description="Title, if the source had one.")
     metadata: dict[str, MetadataValue] = Field(default_factory=dict, description="Free metadata.")
     text_sha256: str = Field(description="sha256 of `text`.")
+    scope: Scope | None = Field(None, description="Access groups and validity; None: everyone, always.")
 
 
 ChunkerKind = Literal["fixed", "structure", "one_per_document", "imported"]
