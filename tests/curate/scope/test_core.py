@@ -118,3 +118,20 @@ def test_date_looking_moments_that_are_not_dates_are_refused(text):
 def test_moments_in_common_shapes():
     assert parse_moment("2026年3月1日") == parse_moment("2026/03/01") == parse_moment("2026-03-01T08:00:00+08:00") == date(2026, 3, 1)
     assert parse_moment("2026") == "2026"
+
+
+def test_scope_settings_are_read_and_bad_ones_named(workspace):
+    from curate.errors import InputError
+    from curate.scope import read_scope_settings
+    path = workspace.config_path
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original + '\n[scope]\nversions = ["2025", "2026"]\ngroups = ["hr", "staff"]\n'
+                    '[scope.roles]\nintern = []\nhr = ["hr", "staff"]\n[[scope.rules]]\npath = "hr/**"\ngroups = ["hr"]\n',
+                    encoding="utf-8")
+    settings = read_scope_settings(workspace)
+    assert settings.roles == {"intern": [], "hr": ["hr", "staff"]} and settings.rule_for("hr/pay.md").groups == ["hr"]
+    assert settings.rule_for("faq.md") is None and settings.order().key("2026") > settings.order().key("2025")
+    path.write_text(original + '\n[scope]\ngroups = ["hr"]\n[scope.roles]\nboss = ["manager"]\n', encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        read_scope_settings(workspace)
+    assert "scope.roles.boss" in str(raised.value) and "manager" in str(raised.value) and "curate.toml" in str(raised.value)
