@@ -8,28 +8,9 @@ from typing import Literal
 from pydantic import Field
 
 from curate.records.base import Record, VersionedRecord
+from curate.records.scope import Scope
 
 MetadataValue = str | int | float | bool | None
-
-
-class Scope(Record):
-    """Who may see a chunk or document and when it holds (see ../shared/DESIGN.md, "Scope").
-
-    Read from the metadata keys of the same names (or the `[scope]` rules of curate.toml); absent
-    fields mean: everyone may see it, it holds at every moment, it replaces nothing."""
-
-    groups: list[str] | None = Field(
-        None, description="Access groups that may see it; None: everyone (an empty list is refused on input).")
-    version: str | None = Field(None, description="The KB version label it belongs to (e.g. '2026').")
-    valid_from: str | None = Field(None, description="First day it holds, ISO date YYYY-MM-DD.")
-    valid_to: str | None = Field(None, description="Last day it holds (inclusive), ISO date YYYY-MM-DD.")
-    supersedes: list[str] = Field(
-        default_factory=list, description="Document (or chunk) ids it replaces while it is in effect.")
-
-    def is_empty(self) -> bool:
-        """Return True when the scope restricts nothing (the same as no scope)."""
-        return (self.groups is None and self.version is None and self.valid_from is None
-                and self.valid_to is None and not self.supersedes)
 
 
 class Chunk(Record):

@@ -11,20 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic import Field
-
-from curate.records.base import Record
 from curate.records.item import EvalItem
+from curate.records.scope import UnusableEvidence
 from curate.scope.index import REASONS, STALE_REASONS, ScopeIndex
 from curate.scope.moment import Moment, parse_moment
-
-
-class UnusableEvidence(Record):
-    """Evidence the item's asker may not use at the item's moment, and why."""
-
-    evidence_id: str = Field(description="The evidence's id within its item.")
-    reasons: list[str] = Field(description="Why: forbidden, superseded, not_yet_valid, expired, later_version.")
-    chunk_ids: list[str] = Field(description="The evidence's chunks (copies included), none of them usable.")
 
 
 @dataclass

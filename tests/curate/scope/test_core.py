@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from curate.records import Chunk, EvalItem, Evidence, KeyPoint, Scope
-from curate.scope import MomentError, ScopeIndex, VersionOrder, check_layer, parse_moment, usable_view
+from curate.scope import MomentError, ScopeIndex, VersionOrder, check_layer, parse_moment, usable_view, version_order
 
 
 def chunk(chunk_id: str, doc_id: str, **scope) -> Chunk:
@@ -130,7 +130,7 @@ def test_scope_settings_are_read_and_bad_ones_named(workspace):
                     encoding="utf-8")
     settings = read_scope_settings(workspace)
     assert settings.roles == {"intern": [], "hr": ["hr", "staff"]} and settings.rule_for("hr/pay.md").groups == ["hr"]
-    assert settings.rule_for("faq.md") is None and settings.order().key("2026") > settings.order().key("2025")
+    assert settings.rule_for("faq.md") is None and version_order(settings).key("2026") > version_order(settings).key("2025")
     path.write_text(original + '\n[scope]\ngroups = ["hr"]\n[scope.roles]\nboss = ["manager"]\n', encoding="utf-8")
     with pytest.raises(InputError) as raised:
         read_scope_settings(workspace)
