@@ -63,6 +63,8 @@ from curate.records import (
     LeakageCheck,
     Record,
     ReleaseManifest,
+    Scope,
+    ScopeSettings,
     VersionedRecord,
     evidence_groups,
     item_groups,
@@ -80,7 +82,7 @@ from curate.workspace import WORKSPACE_ENV, Workspace, find_workspace, init_work
 __all__ = [
     "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EvalItem", "Evidence", "EvidenceGroup",
     "InputError", "IntegrityError", "InvalidRecords", "Judge", "JudgeConfig", "JudgeUsage", "LeakageCheck",
-    "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError",
+    "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError", "Scope", "ScopeSettings",
     "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "WORKSPACE_ENV", "Workspace", "WorkspaceError", "__version__",
     "add_failures", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
     "check_leakage", "checked_cost", "checked_tokens", "cut", "dumps_json", "evidence_groups", "find_workspace",

@@ -5,6 +5,7 @@
 - `evidence`: the one rule of what counts as one piece of evidence (evidence groups);
 - `checks`: one `CheckRecord` base for every check, and the dataset's own record;
 - `release`: the release manifest;
+- `scope`: a chunk's access groups and validity, the [scope] settings, evidence scope makes unusable;
 - `judge`: the judge's cached answers;
 - `annotation`: what was pushed to Argilla;
 - `reports`: what `--report FILE` writes;
@@ -77,11 +78,11 @@ from curate.records.kb import (
     KBNames,
     LexicalIndexMeta,
     MetadataValue,
-    Scope,
     SnapshotManifest,
     WithheldPair,
 )
 from curate.records.release import ReleaseManifest
+from curate.records.scope import Scope, ScopeRule, ScopeSettings, UnusableEvidence
 from curate.records.reports import (
     ConsistencyOutcome,
     ConsistencyReportFile,
@@ -98,6 +99,6 @@ __all__ = [
     "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
-    "STATUSES", "Scope", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
-    "UNRELEASED_STATUSES", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
+    "STATUSES", "Scope", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
+    "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from curate.records.base import VersionedRecord
 from curate.records.checks import DatasetChecks, upgrade_checks
+from curate.records.scope import ScopeSettings
 
 
 class ReleaseManifest(VersionedRecord):
@@ -30,6 +31,10 @@ class ReleaseManifest(VersionedRecord):
         "by path relative to the release.")
     kb_snapshot: str | None = Field(None, description="KB snapshot id the evidence refers to.")
     guideline_version: str | None = Field(None, description="Content hash of the relevance guidelines in force.")
+    scope: ScopeSettings | None = Field(
+        None, description="The curate.toml [scope] settings in force at release time (version order, groups, "
+        "roles), which evalrun checks the release's runs with; None: none were set (natural version order, "
+        "any group).")
     items: int = Field(description="Number of items released.")
     counts: dict[str, dict[str, int]] = Field(
         description="Counts by split, difficulty, qtype, source, status, language and answerable.")

@@ -18,10 +18,11 @@ from curate.errors import CurateError, IntegrityError, NotFound
 from curate.dataset.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
-from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, now
+from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, ScopeSettings, now
 from curate.formats.hf import card, release_row
 from curate.release.changes import changes, counts
 from curate.release.load import CARD, MANIFEST, check_release, content_sha256, load_release
+from curate.scope import read_scope_settings
 from curate.version import __version__
 from curate.workspace import Workspace
 
@@ -120,6 +121,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
         for item in chosen:
             by_split.setdefault(item.split or "unassigned", []).append(item)
         guideline = workspace_guideline_version(workspace)
+        scope = read_scope_settings(workspace)
         # A check speaks for this release only if it saw exactly these items (as far as it reads them).
         checks = meta.checks.model_copy(deep=True)
         for record in checks.present().values():
@@ -160,6 +162,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             manifest = ReleaseManifest(
                 name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
                 content_sha256="", files=files, kb_snapshot=meta.kb_snapshot, guideline_version=guideline,
+                scope=None if scope == ScopeSettings() else scope,
                 items=len(chosen), counts=counts(chosen), checks=checks,
                 excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
                 changelog=changelog, skipped_damaged=skipped, curate_version=__version__)
