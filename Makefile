@@ -69,6 +69,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/compare_speed.py
 	$(BIN)/python benchmarks/add_failures.py
 	$(BIN)/python benchmarks/pii_masking.py
+	$(BIN)/python benchmarks/scope_cost.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

@@ -4,9 +4,15 @@ else the first sentence of the top chunk (an extractive baseline).
 
     evalrun run --dataset handbook@v2 --target examples.baseline.rag:answer
 
+Scope: evalrun passes each question's asker (`asker_groups`) and moment (`as_of`) as keyword
+arguments; the baseline retrieves only chunks that asker may see and that hold at that moment, as a
+production system must. BASELINE_SCOPE=ignore retrieves from every chunk instead: a system that leaks,
+for the demo's report to show what a permission leak looks like.
+
 Settings from the environment: CURATE_WORKSPACE (the workspace), BASELINE_KB (KB name or
 snapshot; default: the workspace's default KB), BASELINE_CANDIDATES (20), BASELINE_CONTEXT (3),
-and for generation BASELINE_LLM_BASE_URL, BASELINE_LLM_MODEL, BASELINE_LLM_API_KEY_ENV.
+BASELINE_SCOPE (filter, or ignore), and for generation BASELINE_LLM_BASE_URL, BASELINE_LLM_MODEL,
+BASELINE_LLM_API_KEY_ENV.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import threading
 import time
 from functools import lru_cache
 
-from curate.text.sentences import sentence_spans
 from curate.index.kb_index import KBIndex
+from curate.scope import ScopeIndex, parse_moment, read_scope_settings, version_order
+from curate.text.sentences import sentence_spans
 from curate.workspace import find_workspace
 
 REFUSAL = "I cannot find this in the knowledge base."
@@ -26,20 +33,27 @@ REFUSAL = "I cannot find this in the knowledge base."
 _LOADING = threading.Lock()
 
 
-def _index() -> KBIndex:
-    """Return the KB's BM25 index, loaded once (the first calls of a run wait for it: evalrun times
-    them apart as warm-up), with the Chinese tokenizer's dictionary loaded too: a system loads what
-    it needs before its first user, not during the first Chinese question."""
+def _index() -> tuple[KBIndex, ScopeIndex]:
+    """Return the KB's BM25 index and the scope of its chunks, loaded once (the first calls of a run
+    wait for them: evalrun times them apart as warm-up), with the Chinese tokenizer's dictionary loaded
+    too: a system loads what it needs before its first user, not during the first Chinese question."""
     with _LOADING:
         return _load()
 
 
 @lru_cache(maxsize=1)
-def _load() -> KBIndex:
+def _load() -> tuple[KBIndex, ScopeIndex]:
     workspace = find_workspace(explicit=os.environ.get("CURATE_WORKSPACE"))
     index = KBIndex.open(workspace, os.environ.get("BASELINE_KB"))
     index.bm25.search(["预热 warm-up"], k=1)
-    return index
+    return index, ScopeIndex(index.chunks, version_order(read_scope_settings(workspace)))
+
+
+def _allowed(scope: ScopeIndex, chunk_id: str, asker_groups: list[str] | None, as_of: str | None) -> bool:
+    """Return whether the asker may be shown the chunk at the moment (BASELINE_SCOPE=ignore: always)."""
+    if os.environ.get("BASELINE_SCOPE", "filter") == "ignore" or not scope.scoped:
+        return True
+    return not scope.reasons(chunk_id, asker_groups, None if as_of is None else parse_moment(as_of))
 
 
 def _generate(question: str, passages: list[str]) -> tuple[str, dict]:
@@ -64,13 +78,17 @@ def _generate(question: str, passages: list[str]) -> tuple[str, dict]:
         "completion_tokens": getattr(usage, "completion_tokens", 0) or 0}
 
 
-def answer(question: str) -> dict:
-    """Return the trace of answering one question."""
-    index = _index()
+def answer(question: str, *, asker_groups: list[str] | None = None, as_of: str | None = None) -> dict:
+    """Return the trace of answering one question for an asker (their access groups; None: unknown) at
+    a moment (a date or KB version; None: the latest)."""
+    index, scope = _index()
     started = time.perf_counter()
-    positions, scores = index.bm25.search([question], k=int(os.environ.get("BASELINE_CANDIDATES", 20)))
+    wanted = int(os.environ.get("BASELINE_CANDIDATES", 20))
+    # ranked over the whole KB, then cut to what the asker may see: enough ranks to still fill the list
+    positions, scores = index.bm25.search([question], k=min(len(index.chunks), wanted * 5))
     candidates = [{"chunk_id": index.chunks[p].chunk_id, "score": float(s)}
-                  for p, s in zip(positions[0], scores[0]) if s > 0]
+                  for p, s in zip(positions[0], scores[0])
+                  if s > 0 and _allowed(scope, index.chunks[p].chunk_id, asker_groups, as_of)][:wanted]
     retrieved = time.perf_counter()
     context = candidates[: int(os.environ.get("BASELINE_CONTEXT", 3))]
     passages = [index.chunks[index.position[c["chunk_id"]]].text for c in context]
