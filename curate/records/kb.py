@@ -130,15 +130,16 @@ class WithheldPair(Record):
     b: str = Field(description="The other.")
     score: float = Field(description="Their rapidfuzz ratio (0-100) on folded text.")
     differs: str = Field(description="What differs, e.g. '2017 ≠ 2018', or what each holds that the other lacks.")
-    why: Literal["differs", "overlap", "contained"] = Field(
+    why: Literal["differs", "overlap", "contained", "scope"] = Field(
         "differs", description="differs: a number, date, version, code or negation; overlap: each holds text the "
-        "other lacks; contained: the longer adds text of its own (not boilerplate).")
+        "other lacks; contained: the longer adds text of its own (not boilerplate); scope: their access groups, "
+        "version, validity or supersedes differ (`differs` says how), so they are not interchangeable.")
 
 
 class ChunkGroups(VersionedRecord):
     """kb/index/ID/groups.json: the snapshot's evidence equivalence groups, from `check-dups --kb`."""
 
-    SCHEMA = 2
+    SCHEMA = 3  # 3: a pair can be withheld for its scope
     snapshot: str = Field(description="Snapshot id the chunk ids belong to.")
     at: str = Field(description="When the groups were found (UTC).")
     near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")
