@@ -54,6 +54,8 @@ def split_front_matter(text: str, *, file: str) -> FrontMatter | None:
     >>> split_front_matter("---\\nJust a paragraph.\\n---\\nText", file="a.md") is None
     True
     """
+    if text.startswith("\ufeff"):   # a byte order mark, as Windows editors write one, opens no text
+        text = text[1:]
     if not text.startswith(_FENCE):
         return None
     lines = text.split("\n")

@@ -99,7 +99,8 @@ class ScopeReader:
             given = Given(self._checked(field, value, label, file, at), label, at)
             if field in layer and layer[field].value != given.value:
                 raise InputError(f"'{layer[field].label}' and '{label}' both give {field}, differently "
-                                 f"({_show(layer[field].value)} / {_show(given.value)})", file=file, line=at, field=label)
+                                 f"({_show(layer[field].value)} / {_show(given.value)})",
+                                 file=file, line=at, field=label)
             layer.setdefault(field, given)
         return layer, rest
 
@@ -109,8 +110,8 @@ class ScopeReader:
         for field, given in top.items():
             other = metadata.get(field)
             if other is not None and other.value != given.value:
-                raise InputError(f"given at the top level ({_show(given.value)}) and in metadata ({_show(other.value)}) "
-                                 "differently: keep one", file=file, line=line, field=field)
+                raise InputError(f"given at the top level ({_show(given.value)}) and in metadata "
+                                 f"({_show(other.value)}) differently: keep one", file=file, line=line, field=field)
         return {**metadata, **top}
 
     def rule_layer(self, doc_id: str) -> Layer:
@@ -171,7 +172,8 @@ class ScopeReader:
         else:
             raise bad(f"must be a list of group names (or names separated by commas), got {_show(value)}")
         if not names or names == [""]:
-            raise bad("an empty list of groups would let nobody see it; leave the field out: absent means everyone")
+            raise bad("an empty list of groups says neither who may see it nor that everyone may: leave the field "
+                      "out for everyone")
         if "" in names:
             raise bad(f"holds an empty group name ({_show(value)})")
         names = list(dict.fromkeys(names))
@@ -264,5 +266,6 @@ def _groups_text(scope: Scope) -> str:
 
 def validity_text(scope: Scope) -> str:
     """Return a scope's validity dates in words: 'from 2026-01-01 to 2026-12-31', 'always'."""
-    parts = ([f"from {scope.valid_from}"] if scope.valid_from else []) + ([f"to {scope.valid_to}"] if scope.valid_to else [])
+    parts = [f"from {scope.valid_from}"] if scope.valid_from else []
+    parts += [f"to {scope.valid_to}"] if scope.valid_to else []
     return " ".join(parts) or "always"

@@ -16,8 +16,8 @@ from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
 from curate.locks import writing
-from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings, SnapshotManifest,
-                            now, validate_lines)
+from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings,
+                            SnapshotManifest, now, validate_lines)
 from curate.scope import ScopeIndex, read_scope_settings, version_order
 from curate.workspace import Workspace
 
@@ -67,7 +67,8 @@ def scope_counts(chunks: Sequence[Chunk], settings: ScopeSettings | None = None)
     >>> from curate.records import Scope
     >>> def chunk(cid, doc, **scope):
     ...     return Chunk(chunk_id=cid, doc_id=doc, text="t", text_sha256="0", scope=Scope(**scope) if scope else None)
-    >>> counts = scope_counts([chunk("p25#0", "p25", version="2025"), chunk("p26#0", "p26", version="2026", supersedes=["p25", "p24"]),
+    >>> counts = scope_counts([chunk("p25#0", "p25", version="2025"),
+    ...                        chunk("p26#0", "p26", version="2026", supersedes=["p25", "p24"]),
     ...                        chunk("pay#0", "pay", groups=["hr"]), chunk("faq#0", "faq")])
     >>> counts.everyone, [(g.name, g.chunks) for g in counts.groups], [(v.name, v.chunks) for v in counts.versions]
     (3, [('hr', 4)], [('2025', 1), ('2026', 1)])

@@ -87,6 +87,17 @@ def test_a_dashed_block_that_is_not_a_mapping_is_text(workspace, tmp_path):
     assert manifest.scope is None
 
 
+def test_front_matter_saved_by_a_windows_editor(workspace, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = "\ufeff---\r\ntitle: 年假规定\r\ngroups: 人事部、员工\r\n---\r\n# 年假\r\n\r\n入职满一年的员工每年享有5天带薪年假。\r\n"
+    (docs / "leave.md").write_bytes(page.encode("utf-8"))
+    manifest = ingest(workspace, [docs], name="win")
+    (doc,) = SnapshotStore(workspace).documents(manifest.snapshot_id)
+    assert (doc.title, doc.scope.groups) == ("年假规定", ["人事部", "员工"])
+    assert doc.text == "# 年假\r\n\r\n入职满一年的员工每年享有5天带薪年假。\r\n"
+
+
 def test_invalid_front_matter_yaml_is_one_error_naming_the_file_and_line(workspace, tmp_path, curate):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -211,7 +222,7 @@ def test_a_document_revoked_from_a_group_is_a_new_snapshot_and_the_old_one_stays
 GOOD_DOC = {"doc_id": "faq", "text": "报销须在出差结束后30日内提交。"}
 BAD_VALUES = [   # (what the record gives, the field named, the message)
     ({"metadata": {"groups": []}}, "metadata.groups",
-     "an empty list of groups would let nobody see it; leave the field out: absent means everyone"),
+     "an empty list of groups says neither who may see it nor that everyone may: leave the field out for everyone"),
     ({"metadata": {"groups": "人事部,,经理"}}, "metadata.groups", "holds an empty group name ('人事部,,经理')"),
     ({"groups": ["财务部"]}, "groups", "group '财务部' is not declared in curate.toml [scope] groups (人事部, 经理, 员工)"),
     ({"metadata": {"valid_from": "2026-13-01"}}, "metadata.valid_from", "'2026-13-01' is not a date: month must be in 1..12"),
@@ -260,7 +271,7 @@ def test_a_bad_chunk_value_is_one_line_and_skip_invalid_keeps_the_rest(workspace
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("groups: []", "field 'groups': an empty list of groups would let nobody see it"),
+    ("groups: []", "field 'groups': an empty list of groups says neither who may see it"),
     ("valid_to: 2026-02-30", "field 'valid_to': '2026-02-30' is not a date: day is out of range for month"),
     ("version: 3.10", "field 'version': version '3.10' is not among curate.toml [scope] versions (2025, 2026)"),
     ("supersedes: {old: 1}", "field 'supersedes': must be a list of document or chunk ids, got {'old': '1'}"),
