@@ -82,13 +82,29 @@ def split_front_matter(text: str, *, file: str) -> FrontMatter | None:
         values = {}   # an empty block is an empty mapping, as every site generator reads it
     if not isinstance(values, dict):
         return None
-    keys = {}
+    if "*" in block:
+        _refuse_aliases(block, file)
+    keys: dict[str, int] = {}
     for number, line in enumerate(lines[1:close], start=2):
         found = _KEY.match(line)
-        if found:
-            keys.setdefault(found.group(2).strip(), number)
+        if not found:
+            continue
+        key = found.group(2).strip()
+        if key in keys:   # YAML keeps the last silently; which one was meant cannot be told
+            raise InputError(f"given twice in the front matter (first on line {keys[key]})", file=file, line=number,
+                             field=key)
+        keys[key] = number
     body = "\n".join(lines[close + 1:])
     return FrontMatter({str(k): v for k, v in values.items()}, body, keys)
+
+
+def _refuse_aliases(block: str, file: str) -> None:
+    """Raise an InputError at the first YAML alias (`*name`): front matter writes its values out, and
+    aliases of aliases grow exponentially when the metadata is written as JSON."""
+    for event in yaml.parse(block, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise InputError(f"front matter uses the YAML alias *{event.anchor}: write the value out",
+                             file=file, line=event.start_mark.line + 2, field="front matter")
 
 
 def scalar(value: object) -> object:
