@@ -217,6 +217,23 @@ def test_a_document_revoked_from_a_group_is_a_new_snapshot_and_the_old_one_stays
     assert ingest(workspace, [docs], name="hr", chunk_size=40).snapshot_id == before.snapshot_id
 
 
+def test_each_scope_field_is_part_of_the_snapshot_id(workspace, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "travel.md"
+    body = "# 差旅\n\n住宿每晚不超过650元。\n"
+    fronts = ["", "groups: [财务部]\n", "version: '2026'\n", "valid_from: 2026-01-01\n", "valid_to: 2026-12-31\n",
+              "supersedes: travel-2025.md\n", "owner: 财务部\n"]
+    ids = []
+    for front in fronts:
+        page.write_text((f"---\n{front}---\n" if front else "") + body, encoding="utf-8")
+        ids.append(ingest(workspace, [docs], name="t").snapshot_id)
+    assert len(set(ids[:6])) == 6           # no scope, then each field alone: six snapshots
+    assert ids[6] != ids[0]                 # metadata that is no scope is content too
+    page.write_text("---\nvalid_from: 2026年1月1日\n---\n" + body, encoding="utf-8")
+    assert ingest(workspace, [docs], name="t").snapshot_id == ids[3]   # one date, however written
+
+
 # -- bad values: one line each, naming file, line and field -----------------------------------------------
 
 GOOD_DOC = {"doc_id": "faq", "text": "报销须在出差结束后30日内提交。"}
