@@ -49,10 +49,13 @@ class InputError(CurateError):
 class InvalidRecords(CurateError):
     """Several bad input records; nothing was written."""
 
-    def __init__(self, errors: list[InputError]):
+    def __init__(self, errors: list[InputError], skippable: bool = True):
         self.errors = errors
+        self.skippable = skippable
+        """Whether the command can import the valid records and skip these (--skip-invalid)."""
         first = errors[0].located()
-        more = f" (and {len(errors) - 1} more; --skip-invalid imports the valid ones)" if len(errors) > 1 else ""
+        hint = "; --skip-invalid imports the valid ones" if skippable else ""
+        more = f" (and {len(errors) - 1} more{hint})" if len(errors) > 1 else ""
         super().__init__(first + more)
 
 

@@ -76,9 +76,14 @@ def _doc(name: str, line: str, says: list[str]) -> Case:
                 ["{dir}/docs.jsonl:1: ", *says])
 
 
-def _chunks(name: str, line: str, says: list[str]) -> Case:
-    return Case(name, ["kb", "import", "{dir}/chunks.jsonl", "--name", "prod"], {"chunks.jsonl": line + "\n"},
+def _chunks(name: str, line: str, says: list[str], extra: list[str] = ()) -> Case:
+    return Case(name, ["kb", "import", "{dir}/chunks.jsonl", "--name", "prod", *extra], {"chunks.jsonl": line + "\n"},
                 ["{dir}/chunks.jsonl:1: ", *says])
+
+
+def _front(name: str, text: str, says: list[str]) -> Case:
+    return Case(name, ["kb", "ingest", "{dir}/docs", "--name", "other"], {"docs/page.md": text},
+                ["{dir}/docs/page.md", *says])
 
 
 def _run(name: str, args: list[str], says: list[str], files=None) -> Case:
@@ -230,7 +235,33 @@ CASES = [
     Case("nothing to ingest", ["kb", "ingest", "{dir}/missing", "--name", "other"], {}, ["no such file or folder"]),
     Case("an empty folder to ingest", ["kb", "ingest", "{dir}", "--name", "other"], {"notes.csv": "a,b\n"},
          ["no .txt, .md or .jsonl documents"]),
+    # -- scope of documents: metadata and Markdown front matter ------------------------------------------------------
+    _doc("an empty groups list", '{"doc_id": "d1", "text": "x", "metadata": {"groups": []}}',
+         ["field 'metadata.groups'", "empty list of groups"]),
+    _doc("a valid_to before valid_from", '{"doc_id": "d1", "text": "x", "valid_from": "2026-03-01", "valid_to": "2026-02-01"}',
+         ["field 'valid_to'", "before valid_from 2026-03-01"]),
+    _doc("groups given twice, differently", '{"doc_id": "d1", "text": "x", "groups": "hr", "metadata": {"groups": "it"}}',
+         ["field 'groups'", "differently"]),
+    _front("front matter that is not YAML", "---\ntitle: 差旅\ngroups: [hr, it\n---\n正文\n", [":4: ", "not valid YAML"]),
+    _front("front matter with a Python tag", "---\ntitle: !!python/object/apply:os.system ['true']\n---\n正文\n",
+           [":2: ", "not valid YAML"]),
+    _front("front matter of aliases of aliases", "---\na: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n---\nx\n",
+           [":3: ", "YAML alias *a"]),
+    _front("front matter nested too deeply", "---\na: " + "[" * 5000 + "]" * 5000 + "\n---\nx\n", [":2: ", "nesting depth"]),
+    _front("a front matter key given twice", "---\ngroups: [hr]\ntitle: 薪酬\ngroups: [staff]\n---\nx\n",
+           [":4: ", "field 'groups'", "given twice in the front matter (first on line 2)"]),
+    _front("a front matter date that is no date", "---\nvalid_from: 2026-02-30\n---\nx\n",
+           [":2: ", "field 'valid_from'", "day is out of range"]),
+    _front("a front matter title that is a list", "---\ntitle: [a, b]\n---\nx\n", [":2: ", "field 'title'"]),
     # -- production chunks for kb import ------------------------------------------------------------------------------
+    _chunks("a chunk date that does not parse", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "valid_to": "soon"}',
+            ["field 'valid_to'", "'soon' is not a date"]),
+    _chunks("supersedes that is a number", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "metadata": {"supersedes": 7}}',
+            ["field 'metadata.supersedes'", "list of document or chunk ids"]),
+    _chunks("a version written as a decimal", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "version": 3.10}',
+            ["field 'version'", "write it in quotes"]),
+    _chunks("a mapped field with a bad value", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "acl": ""}',
+            ["field 'acl'", "(read as groups)"], extra=["--map", "acl=groups"]),
     _chunks("offsets that disagree with the text", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "start": 0, "end": 9}',
             ["field 'end'"]),
     _chunks("a negative chunk start", '{"chunk_id": "c1", "doc_id": "d", "text": "abc", "start": -3, "end": 0}', ["field 'start'"]),
@@ -268,6 +299,8 @@ CASES = [
     _option("remap with a score of 150", ["remap", "--dataset", "faq", "--kb", "docs", "--min-score", "150"], ["--min-score"]),
     _option("a fuzzy threshold of 200", ["check-dups", "--dataset", "faq", "--fuzzy-min", "200"], ["--fuzzy-min"]),
     _option("a cosine of 2", ["check-dups", "--dataset", "faq", "--semantic-min", "2"], ["--semantic-min"]),
+    _option("a --map to no scope field", ["kb", "import", str(DATA / "docs"), "--name", "x", "--map", "acl=group"],
+            ["field 'map'", "'group' is not a known field"]),
     _option("undo without --kb", ["check-dups", "--dataset", "faq", "--undo", "g-1"], ["field 'undo'"]),
     _option("a zero answer length", ["check-leakage", "--dataset", "faq", "--answer-min-chars-zh", "0"],
             ["--answer-min-chars-zh"]),

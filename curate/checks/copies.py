@@ -6,6 +6,10 @@ two windows of one page shifted by a sentence, each holding text the other lacks
 never copies; nor is a chunk that holds another and adds text of its own. Both are reported as
 withheld (`overlap`, `contained`) when they read alike (ratio >= near_min).
 
+Copies follow scope: two chunks whose access groups, version, validity or supersedes differ are never
+copies, however equal their texts (copies are interchangeable, versions and audiences are not); alike
+pairs of them are withheld as `scope`, with what differs ("groups hr ≠ everyone", "version 2025 ≠ 2026").
+
 A near copy is a copy only when it says the same thing. Two chunks that differ in a number, a
 date, a version, a code or a negation are never joined, however alike they read: the 2017 and
 2018 editions of a brochure differ only in their quotas, and the 2017 chunk must not get credit
@@ -27,6 +31,7 @@ from curate.checks.clusters import Edge, clusters
 from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE, compare, edits
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import candidate_pairs, signatures
+from curate.kb.scope_fields import scope_difference, scope_key
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
 from curate.text.normalize import fold, fold_with_map, normalize
 from curate.text.salient import salient_difference
@@ -74,6 +79,8 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     folded = [fold(body) if head else known for body, head, known in zip(bodies, heads, index.folded)]
     ids = [c.chunk_id for c in chunks]
     refused = [set(members) for members in undone]
+    # one key per scope (None: everyone, always); an unscoped snapshot compares nothing more
+    scopes = [scope_key(c.scope) for c in chunks] if any(c.scope is not None for c in chunks) else None
 
     def allowed(a: int, b: int) -> bool:
         return not any(ids[a] in members and ids[b] in members for members in refused)
@@ -81,8 +88,16 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     edges: list[Edge] = []
     withheld: list[WithheldPair] = []
 
+    def apart(a: int, b: int, score: float) -> bool:
+        """Withhold a pair whose scopes differ (and say so); return whether it was."""
+        if scopes is None or scopes[a] == scopes[b]:
+            return False
+        withheld.append(WithheldPair(a=ids[a], b=ids[b], score=round(score, 1), why="scope",
+                                     differs=scope_difference(chunks[a].scope, chunks[b].scope)))
+        return True
+
     def consider(a: int, b: int, method: str, score: float, set_aside: tuple[list, list] = ([], [])) -> None:
-        if not allowed(a, b):
+        if not allowed(a, b) or apart(a, b, score):
             return
         # boilerplate set aside is not compared (a footer's "© 2024" is no number of the page), nor
         # segmentation spaces ("十 万 匹" is "十万匹")
@@ -95,26 +110,40 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
         else:
             withheld.append(WithheldPair(a=ids[a], b=ids[b], score=score, differs=differs))
 
-    first: dict[str, int] = {}
+    first: dict[str, int] = {}                  # folded text -> its first chunk
+    first_scoped: dict[tuple, int] = {}         # (folded text, scope) -> its first chunk, when scoped
     unique: list[int] = []
     for position, text in enumerate(folded):
         if not text:
             continue
-        if text in first:
-            consider(first[text], position, "exact", 100.0)   # folding drops punctuation: "3.2" folds like "32"
-        else:
+        if text not in first:
             first[text] = position
             unique.append(position)
+            if scopes is not None:
+                first_scoped[text, scopes[position]] = position
+        elif scopes is None:
+            consider(first[text], position, "exact", 100.0)   # folding drops punctuation: "3.2" folds like "32"
+        elif (text, scopes[position]) in first_scoped:
+            consider(first_scoped[text, scopes[position]], position, "exact", 100.0)
+        else:
+            # the same text in another scope: said apart from the text's first chunk once; the first of
+            # each scope joins its own exact copies, and is compared for near ones
+            first_scoped[text, scopes[position]] = position
+            unique.append(position)
+            if allowed(first[text], position):
+                apart(first[text], position, 100.0)
     signature = signatures(index.ngrams, len(folded))
     keep = np.zeros(len(folded), dtype=bool)
     keep[unique] = True
     signature[~keep] = np.iinfo(np.uint64).max
     boilerplate = _Boilerplate(index)
     for a, b in sorted(candidate_pairs(signature)):
-        if not allowed(a, b):
+        if not allowed(a, b) or folded[a] == folded[b]:   # one text in two scopes: said above
             continue
         score = fuzz.ratio(folded[a], folded[b])
         if score < near_min and not _nearly_contained(folded[a], folded[b]):
+            continue
+        if score >= near_min and apart(a, b, score):
             continue
         comparison = compare(folded[a], folded[b], boilerplate.holds)
         if comparison.relation != "copy":

@@ -109,15 +109,15 @@ class ToolGroup(CommandGroup):
             if debug_enabled(ctx):
                 raise
             if len(exc.errors) == 1:  # one bad record: one line
-                click.echo(f"error: {_one_line(exc.errors[0].located())} (nothing was written; --skip-invalid "
-                           f"imports the valid records)", err=True)
+                hint = "; --skip-invalid imports the valid records" if exc.skippable else ""
+                click.echo(f"error: {_one_line(exc.errors[0].located())} (nothing was written{hint})", err=True)
                 ctx.exit(EXIT_ERROR)
             for error in exc.errors[:MAX_ERRORS_SHOWN]:
                 click.echo(f"error: {_one_line(error.located())}", err=True)
             if len(exc.errors) > MAX_ERRORS_SHOWN:
                 click.echo(f"error: ... and {len(exc.errors) - MAX_ERRORS_SHOWN} more", err=True)
-            click.echo(f"error: {len(exc.errors)} invalid records; nothing was written "
-                       f"(--skip-invalid imports the valid ones)", err=True)
+            hint = " (--skip-invalid imports the valid ones)" if exc.skippable else ""
+            click.echo(f"error: {len(exc.errors)} invalid records; nothing was written{hint}", err=True)
             ctx.exit(EXIT_ERROR)
         except (CurateError, OSError) as exc:
             if debug_enabled(ctx):

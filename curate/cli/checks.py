@@ -72,7 +72,13 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
             out.print("a group that is not copies: `curate check-dups --dataset "
                       f"{dataset} --kb --undo GROUP_ID`")
         differ = [w for w in report.withheld if w.why == "differs"]
-        neighbours = [w for w in report.withheld if w.why != "differs"]
+        neighbours = [w for w in report.withheld if w.why in ("overlap", "contained")]
+        scoped = [w for w in report.withheld if w.why == "scope"]
+        if scoped:
+            out.print(f"not joined, though alike: {len(scoped)} pairs of chunks whose scopes differ (access groups, "
+                      "version, validity or supersedes): versions and audiences are not interchangeable")
+            out.print(table(None, ("chunk", "chunk", "score", "scope differs"),
+                            [(w.a, w.b, w.score, short(w.differs, 70)) for w in scoped[:20]]))
         if differ:
             out.print(f"not joined, though alike: {len(differ)} pairs of chunks that differ in a number, "
                       "date, version, code or negation")

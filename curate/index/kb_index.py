@@ -18,6 +18,7 @@ from curate.index.bm25 import BM25
 from curate.index.embeddings import EmbeddingCache
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
+from curate.kb.scope_fields import scope_key
 from curate.locks import writing
 from curate.progress import progress
 from curate.records import Chunk, ChunkGroups, LexicalIndexMeta
@@ -65,7 +66,8 @@ class KBIndex:
         """
         index = cls.__new__(cls)
         index.workspace, index.store, index.folder, index.snapshot_id = None, None, None, snapshot_id
-        index.__dict__.update(chunks=list(chunks), copies=dict(copies or {}))
+        chunks = list(chunks)
+        index.__dict__.update(chunks=chunks, copies=within_scope(dict(copies or {}), chunks))
         return index
 
     @cached_property
@@ -261,11 +263,32 @@ class KBIndex:
 
     @cached_property
     def copies(self) -> dict[str, list[str]]:
-        """Chunk id -> every chunk id of its duplicate group (itself included); absent if unique."""
+        """Chunk id -> every chunk id of its duplicate group (itself included) in its own scope; absent
+        if unique."""
         if not self.groups_path.exists():
             return {}
         groups = ChunkGroups.read(self.groups_path).groups
-        return {chunk_id: group.chunks for group in groups for chunk_id in group.chunks}
+        copies = {chunk_id: group.chunks for group in groups for chunk_id in group.chunks}
+        if copies and self.store.manifest(self.snapshot_id).scope is not None:
+            return within_scope(copies, self.chunks)
+        return copies
+
+
+def within_scope(copies: dict[str, list[str]], chunks: Sequence[Chunk]) -> dict[str, list[str]]:
+    """Return `copies` with each chunk's copies cut to those of its own scope: chunks whose access groups,
+    version, validity or supersedes differ are never interchangeable (`check-dups --kb` never joins
+    them; this holds for groups from anywhere else too).
+
+    >>> from curate.records import Scope
+    >>> chunks = [Chunk(chunk_id=c, doc_id=c, text="t", text_sha256="0", scope=s)
+    ...           for c, s in (("a", None), ("b", None), ("hr", Scope(groups=["hr"])))]
+    >>> within_scope({"a": ["a", "b", "hr"], "b": ["a", "b", "hr"], "hr": ["a", "b", "hr"]}, chunks)
+    {'a': ['a', 'b'], 'b': ['a', 'b'], 'hr': ['hr']}
+    """
+    if not copies or all(c.scope is None for c in chunks):
+        return copies
+    key = {c.chunk_id: scope_key(c.scope) for c in chunks}
+    return {chunk_id: [m for m in members if key.get(m) == key.get(chunk_id)] for chunk_id, members in copies.items()}
 
 
 def duration(seconds: float) -> str:

@@ -11,10 +11,15 @@ from pydantic import ValidationError
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import dumps_json, iter_json_objects, read_text
 from curate.kb.chunking import fixed_spans, structure_spans
+from curate.kb.front_matter import scalar, split_front_matter
+from curate.kb.scope_fields import ScopeReader
 from curate.progress import progress
 from curate.records import Chunk, ChunkerSettings, Document, MetadataValue
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".jsonl")
+# a record's own fields: never read as scope, whatever --map says
+DOCUMENT_FIELDS = ("doc_id", "text", "title", "metadata")
+CHUNK_FIELDS = ("chunk_id", "doc_id", "text", "start", "end", "title", "metadata")
 
 
 def sha256_text(text: str) -> str:
@@ -73,8 +78,10 @@ def _expand(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
     return found
 
 
-def read_documents(paths: Iterable[Path], encoding: str = "utf-8") -> list[Document]:
-    """Return the documents in .txt/.md files and .jsonl records (`doc_id`, `text`, `title`, `metadata`)."""
+def read_documents(paths: Iterable[Path], encoding: str = "utf-8", scope: ScopeReader | None = None) -> list[Document]:
+    """Return the documents in .txt/.md files and .jsonl records (`doc_id`, `text`, `title`, `metadata`), each
+    with its scope (`scope_fields`: metadata, top-level fields, Markdown front matter, path rules)."""
+    scope = scope or ScopeReader()
     documents: list[Document] = []
     seen: dict[str, str] = {}
     errors: list[InputError] = []
@@ -99,19 +106,58 @@ def read_documents(paths: Iterable[Path], encoding: str = "utf-8") -> list[Docum
                     title = record.get("title")
                     if title is not None and not isinstance(title, str):
                         raise InputError("must be a string", file=str(file), line=line, field="title")
-                    metadata = _scalar_metadata(record.get("metadata"), file=str(file), line=line, field="metadata")
+                    where = {"file": str(file), "line": line}
+                    own, metadata = _scope_and_metadata(record, scope, DOCUMENT_FIELDS, **where)
                     keep(Document(doc_id=doc_id, text=text, title=title, metadata=metadata,
-                                  text_sha256=sha256_text(text)), file, line)
+                                  text_sha256=sha256_text(text),
+                                  scope=scope.scope(own, scope.rule_layer(doc_id), **where)), file, line)
                 except InputError as exc:
                     errors.append(exc)
         else:
-            text = read_text(file, encoding)
-            doc_id = file.relative_to(root).as_posix()
-            title = _markdown_title(text) if file.suffix == ".md" else None
-            keep(Document(doc_id=doc_id, text=text, title=title, text_sha256=sha256_text(text)), file, None)
+            try:
+                keep(_file_document(file, root, encoding, scope), file, None)
+            except InputError as exc:
+                errors.append(exc)
     if errors:
-        raise InvalidRecords(errors)
+        raise InvalidRecords(errors, skippable=False)   # a KB is ingested whole: no --skip-invalid
     return documents
+
+
+def _scope_and_metadata(record: dict, scope: ScopeReader, fields: tuple[str, ...], *, file: str,
+                        line: int) -> tuple[dict, dict[str, MetadataValue]]:
+    """Return the scope fields a JSONL record gives (top level and metadata, checked) and its metadata
+    without them."""
+    top, _ = scope.take(record, file=file, line=line, skip=fields)
+    raw = record.get("metadata")
+    if raw is not None and not isinstance(raw, dict):
+        raise InputError("must be an object of key: value", file=file, line=line, field="metadata")
+    given, rest = scope.take(raw or {}, file=file, line=line, prefix="metadata.")
+    metadata = _scalar_metadata(rest if raw is not None else None, file=file, line=line, field="metadata")
+    return scope.joined(top, given, file=file, line=line), metadata
+
+
+def _file_document(file: Path, root: Path, encoding: str, scope: ScopeReader) -> Document:
+    """Return the document a .txt or .md file holds; a Markdown file's front matter gives its title, scope
+    and metadata, and its text is what follows the front matter."""
+    text = read_text(file, encoding)
+    doc_id = file.relative_to(root).as_posix()
+    title, own, metadata = None, {}, {}
+    found = split_front_matter(text, file=str(file)) if file.suffix == ".md" else None
+    if found is not None:
+        values = dict(found.values)
+        title = values.pop("title", None)
+        if title is not None and not isinstance(title, str):
+            raise InputError(f"must be text, got {type(title).__name__}", file=str(file),
+                             line=found.lines.get("title"), field="title")
+        title = title.strip() or None if title is not None else None
+        own, rest = scope.take(values, file=str(file), line=None, lines=found.lines)
+        metadata = _scalar_metadata({k: scalar(v) for k, v in rest.items()}, file=str(file), line=None,
+                                    field="front matter")
+        text = found.body
+    if title is None and file.suffix == ".md":
+        title = _markdown_title(text)
+    return Document(doc_id=doc_id, text=text, title=title, metadata=metadata, text_sha256=sha256_text(text),
+                    scope=scope.scope(own, scope.rule_layer(doc_id), file=str(file), line=None))
 
 
 def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings) -> list[Chunk]:
@@ -129,20 +175,23 @@ def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings) ->
         base: dict[str, MetadataValue] = {"title": doc.title} if doc.title else {}
         if spans is None:
             chunks.append(Chunk(chunk_id=doc.doc_id, doc_id=doc.doc_id, text=doc.text, start=0,
-                                end=len(doc.text), text_sha256=doc.text_sha256, metadata=base | doc.metadata))
+                                end=len(doc.text), text_sha256=doc.text_sha256, metadata=base | doc.metadata,
+                                scope=doc.scope))
             continue
         for index, span in enumerate(spans):
             text = doc.text[span.start:span.end]
             metadata = base | doc.metadata | ({"section": span.section} if getattr(span, "section", "") else {})
             chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{index}", doc_id=doc.doc_id, text=text,
                                 start=span.start, end=span.end, text_sha256=sha256_text(text),
-                                metadata=metadata))
+                                metadata=metadata, scope=doc.scope))
     return chunks
 
 
-def read_production_chunks(path: Path, encoding: str = "utf-8",
-                           skip_invalid: bool = False) -> tuple[list[Chunk], list[InputError]]:
-    """Return the chunks of a production JSONL file as they are, and the lines skipped."""
+def read_production_chunks(path: Path, encoding: str = "utf-8", skip_invalid: bool = False,
+                           scope: ScopeReader | None = None) -> tuple[list[Chunk], list[InputError]]:
+    """Return the chunks of a production JSONL file as they are, each with its scope (its metadata or
+    top-level fields, over the path rule of its doc_id), and the lines skipped."""
+    scope = scope or ScopeReader()
     file = str(path)
     chunks: list[Chunk] = []
     errors: list[InputError] = []
@@ -167,12 +216,13 @@ def read_production_chunks(path: Path, encoding: str = "utf-8",
             if chunk_id in seen:
                 raise InputError(f"duplicate chunk_id '{chunk_id}' (first on line {seen[chunk_id]})",
                                  file=file, line=line, field="chunk_id")
-            metadata = _scalar_metadata(record.get("metadata"), file=file, line=line, field="metadata")
+            own, metadata = _scope_and_metadata(record, scope, CHUNK_FIELDS, file=file, line=line)
             if isinstance(record.get("title"), str):
                 metadata.setdefault("title", record["title"])
+            chunk_scope = scope.scope(own, scope.rule_layer(doc_id), file=file, line=line)
             seen[chunk_id] = line
             chunks.append(Chunk(chunk_id=chunk_id, doc_id=doc_id, text=text, start=start, end=end,
-                                text_sha256=sha256_text(text), metadata=metadata))
+                                text_sha256=sha256_text(text), metadata=metadata, scope=chunk_scope))
         except InputError as exc:
             errors.append(exc)
         except ValidationError as exc:

@@ -6,15 +6,19 @@ import difflib
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
+from curate.kb.scope_fields import ScopeReader
 from curate.locks import writing
-from curate.records import Chunk, ChunkerSettings, Document, KBNames, SnapshotManifest, now, validate_lines
+from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings,
+                            SnapshotManifest, now, validate_lines)
+from curate.scope import ScopeIndex, read_scope_settings, version_order
 from curate.workspace import Workspace
 
 
@@ -56,6 +60,47 @@ def _hashed(record: Chunk | Document) -> dict:
     return data
 
 
+def scope_counts(chunks: Sequence[Chunk], settings: ScopeSettings | None = None) -> ScopeCounts | None:
+    """Return how many chunks each access group may see and each version holds (None when no chunk has
+    a scope: an unscoped snapshot's manifest stays as it was).
+
+    >>> from curate.records import Scope
+    >>> def chunk(cid, doc, **scope):
+    ...     return Chunk(chunk_id=cid, doc_id=doc, text="t", text_sha256="0", scope=Scope(**scope) if scope else None)
+    >>> counts = scope_counts([chunk("p25#0", "p25", version="2025"),
+    ...                        chunk("p26#0", "p26", version="2026", supersedes=["p25", "p24"]),
+    ...                        chunk("pay#0", "pay", groups=["hr"]), chunk("faq#0", "faq")])
+    >>> counts.everyone, [(g.name, g.chunks) for g in counts.groups], [(v.name, v.chunks) for v in counts.versions]
+    (3, [('hr', 4)], [('2025', 1), ('2026', 1)])
+    >>> counts.unversioned, counts.superseded, counts.unknown_superseded
+    (2, 1, ['p24'])
+    """
+    scoped = [c.scope for c in chunks if c.scope is not None and not c.scope.is_empty()]
+    if not scoped:
+        return None
+    settings = settings or ScopeSettings()
+    everyone = len(chunks) - sum(s.groups is not None for s in scoped)
+    restricted = Counter(g for s in scoped for g in s.groups or ())
+    names = [g for g in settings.groups or () if g not in restricted] + sorted(restricted)
+    order = version_order(settings)
+    versions = Counter(s.version for s in scoped if s.version is not None)
+    replaced = {target for s in scoped for target in s.supersedes}
+    return ScopeCounts(
+        everyone=everyone,
+        groups=[ScopeCount(name=g, chunks=everyone + restricted[g]) for g in sorted(names, key=_declared(settings))],
+        versions=[ScopeCount(name=v, chunks=versions[v]) for v in sorted(versions, key=order.key)],
+        unversioned=len(chunks) - sum(versions.values()),
+        dated=sum(s.valid_from is not None or s.valid_to is not None for s in scoped),
+        superseded=sum(c.chunk_id in replaced or c.doc_id in replaced for c in chunks) if replaced else 0,
+        unknown_superseded=ScopeIndex(chunks, order).unknown_superseded if replaced else [])
+
+
+def _declared(settings: ScopeSettings):
+    """Return a sort key: declared groups in their order, then the others by name."""
+    position = {g: n for n, g in enumerate(settings.groups or ())}
+    return lambda group: (position.get(group, len(position)), group)
+
+
 def snapshot_id_of(digest: str) -> str:
     """Return the snapshot id of a content sha256: 'kb-' and its first 16 hex digits."""
     return "kb-" + digest[:16]
@@ -76,8 +121,10 @@ class SnapshotStore:
         return KBNames.read(self.names_path).names
 
     def write(self, name: str, documents: Sequence[Document], chunks: Sequence[Chunk],
-              chunker: ChunkerSettings, sources: Sequence[str] = ()) -> SnapshotManifest:
-        """Store a snapshot (once per content) under `name` and return its manifest."""
+              chunker: ChunkerSettings, sources: Sequence[str] = (),
+              scope: ScopeSettings | None = None) -> SnapshotManifest:
+        """Store a snapshot (once per content) under `name` and return its manifest (its scope counts
+        ordered as the `scope` settings declare groups and versions)."""
         check_kb_name(name)
         if not chunks:
             raise InputError("no chunks: the input holds no text", field="text")
@@ -95,7 +142,7 @@ class SnapshotStore:
                 manifest = SnapshotManifest(
                     snapshot_id=snapshot_id, content_sha256=digest, name=name, chunker=chunker,
                     documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
-                    created_at=now(), sources=[str(s) for s in sources])
+                    created_at=now(), sources=[str(s) for s in sources], scope=scope_counts(chunks, scope))
                 with atomic_directory(folder) as tmp:
                     (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
                     (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
@@ -188,10 +235,13 @@ def _load_records(path: Path, model: type) -> tuple:
 
 
 def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: str | None = None,
-           chunk_size: int | None = None, overlap: int | None = None, encoding: str = "utf-8") -> SnapshotManifest:
+           chunk_size: int | None = None, overlap: int | None = None, encoding: str = "utf-8",
+           mapping: Mapping[str, str] | None = None) -> SnapshotManifest:
     """Return the manifest of the snapshot `name` made of the .txt, .md and .jsonl documents at
     `paths`, chunked (`chunker` structure or fixed, `chunk_size` and `overlap` in characters; the
-    defaults are curate.toml's [kb]) with each chunk's offsets in its document."""
+    defaults are curate.toml's [kb]) with each chunk's offsets in its document, and its document's
+    scope (metadata, front matter, curate.toml [scope] rules; `mapping`: a team's own field names read as
+    scope fields, e.g. {"acl": "groups"})."""
     chunker = chunker or workspace.setting("kb", "chunker", "structure")
     size = chunk_size or int(workspace.setting("kb", "chunk_size", 500))
     overlap = overlap if overlap is not None else int(workspace.setting("kb", "chunk_overlap", 50))
@@ -201,19 +251,25 @@ def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: s
         raise InputError(f"need chunk size > 0 and 0 <= overlap < size (size={size}, overlap={overlap})",
                          field="chunk_size")
     settings = ChunkerSettings(kind=chunker, size=size, overlap=overlap if chunker == "fixed" else None)
-    documents = read_documents(paths, encoding)
+    reader = ScopeReader(read_scope_settings(workspace), mapping)
+    documents = read_documents(paths, encoding, reader)
     if not documents:
         raise InputError("no .txt, .md or .jsonl documents found", file=", ".join(map(str, paths)))
     chunks = chunk_documents(documents, settings)
-    return SnapshotStore(workspace).write(name, documents, chunks, settings, sources=[str(p) for p in paths])
+    return SnapshotStore(workspace).write(name, documents, chunks, settings, sources=[str(p) for p in paths],
+                                          scope=reader.settings)
 
 
 def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str = "utf-8",
-                  skip_invalid: bool = False) -> tuple[SnapshotManifest, list[InputError]]:
+                  skip_invalid: bool = False, mapping: Mapping[str, str] | None = None,
+                  ) -> tuple[SnapshotManifest, list[InputError]]:
     """Return the manifest of the snapshot `name` made of the production chunks at `path` (JSONL:
-    chunk_id, doc_id, text, optional start/end and metadata), stored as they are, and the lines
-    skipped (bad lines raise InvalidRecords unless `skip_invalid`)."""
-    chunks, skipped = read_production_chunks(Path(path), encoding, skip_invalid)
+    chunk_id, doc_id, text, optional start/end and metadata), stored as they are with their scope
+    (metadata or top-level fields, curate.toml [scope] rules; `mapping`: a team's own field names read as
+    scope fields), and the
+    lines skipped (bad lines raise InvalidRecords unless `skip_invalid`)."""
+    reader = ScopeReader(read_scope_settings(workspace), mapping)
+    chunks, skipped = read_production_chunks(Path(path), encoding, skip_invalid, reader)
     manifest = SnapshotStore(workspace).write(name, [], chunks, ChunkerSettings(kind="imported"),
-                                              sources=[str(path)])
+                                              sources=[str(path)], scope=reader.settings)
     return manifest, skipped

@@ -78,6 +78,8 @@ from curate.records.kb import (
     KBNames,
     LexicalIndexMeta,
     MetadataValue,
+    ScopeCount,
+    ScopeCounts,
     SnapshotManifest,
     WithheldPair,
 )
@@ -99,6 +101,6 @@ __all__ = [
     "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
-    "STATUSES", "Scope", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
+    "STATUSES", "Scope", "ScopeCount", "ScopeCounts", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -56,10 +56,35 @@ class ChunkerSettings(Record):
     overlap: int | None = Field(None, description="Characters shared by consecutive fixed windows.")
 
 
+class ScopeCount(Record):
+    """Chunks of one access group or one version."""
+
+    name: str = Field(description="The group or version label.")
+    chunks: int = Field(description="How many chunks.")
+
+
+class ScopeCounts(Record):
+    """How a snapshot's chunks are scoped: who may see how many, and which versions they belong to."""
+
+    everyone: int = Field(description="Chunks with no groups: everyone may see them.")
+    groups: list[ScopeCount] = Field(
+        default_factory=list, description="Chunks each access group may see: those whose groups name it, and "
+        "everyone's (declared groups in their order, then the others by name).")
+    versions: list[ScopeCount] = Field(default_factory=list, description="Chunks of each version label, oldest first.")
+    unversioned: int = Field(0, description="Chunks with no version label.")
+    dated: int = Field(0, description="Chunks with a valid_from or valid_to date.")
+    superseded: int = Field(0, description="Chunks that a chunk of the snapshot supersedes (by its id or its "
+                            "document's).")
+    unknown_superseded: list[str] = Field(
+        default_factory=list, description="Ids named in `supersedes` that are neither a document nor a chunk of "
+        "the snapshot (a typo, or a document not ingested).")
+
+
 class SnapshotManifest(VersionedRecord):
     """What a KB snapshot holds and how it was made (kb/snapshots/ID/manifest.json); `snapshot_id`
     is a hash of its content."""
 
+    SCHEMA = 2
     snapshot_id: str = Field(description="'kb-' + the first 16 hex digits of `content_sha256`.")
     content_sha256: str = Field(description="sha256 over the documents and chunks (names and dates excluded).")
     name: str = Field(description="KB name given at ingest/import (a snapshot may carry several over time).")
@@ -69,6 +94,8 @@ class SnapshotManifest(VersionedRecord):
     characters: int = Field(description="Total characters over all chunks.")
     created_at: str = Field(description="When this snapshot was first written (UTC).")
     sources: list[str] = Field(default_factory=list, description="Paths the content was read from.")
+    scope: ScopeCounts | None = Field(
+        None, description="Chunks per access group and version; None when no chunk has a scope (schema 1 had none).")
 
 
 class KBNames(VersionedRecord):
@@ -103,15 +130,16 @@ class WithheldPair(Record):
     b: str = Field(description="The other.")
     score: float = Field(description="Their rapidfuzz ratio (0-100) on folded text.")
     differs: str = Field(description="What differs, e.g. '2017 ≠ 2018', or what each holds that the other lacks.")
-    why: Literal["differs", "overlap", "contained"] = Field(
+    why: Literal["differs", "overlap", "contained", "scope"] = Field(
         "differs", description="differs: a number, date, version, code or negation; overlap: each holds text the "
-        "other lacks; contained: the longer adds text of its own (not boilerplate).")
+        "other lacks; contained: the longer adds text of its own (not boilerplate); scope: their access groups, "
+        "version, validity or supersedes differ (`differs` says how), so they are not interchangeable.")
 
 
 class ChunkGroups(VersionedRecord):
     """kb/index/ID/groups.json: the snapshot's evidence equivalence groups, from `check-dups --kb`."""
 
-    SCHEMA = 2
+    SCHEMA = 3  # 3: a pair can be withheld for its scope
     snapshot: str = Field(description="Snapshot id the chunk ids belong to.")
     at: str = Field(description="When the groups were found (UTC).")
     near_min: float = Field(description="rapidfuzz ratio from which two chunks were near copies.")

@@ -32,7 +32,9 @@ def test_jsonl_documents_and_bad_lines(workspace, tmp_path):
                     '{"doc_id": 7, "text": "第七篇。"}\n', encoding="utf-8")
     manifest = ingest(workspace, [good], name="j")
     chunks = SnapshotStore(workspace).chunks(manifest.snapshot_id)
-    assert [(c.chunk_id, c.metadata.get("version")) for c in chunks] == [("a#0", "3.2"), ("7#0", None)]
+    # `version` is a scope field: it moves out of metadata into the chunk's scope
+    assert [(c.chunk_id, c.scope and c.scope.version, "version" in c.metadata) for c in chunks] == [
+        ("a#0", "3.2", False), ("7#0", None, False)]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"doc_id": "a", "text": "x"}\n{"doc_id": "b"}\n{"doc_id": "a", "text": "y"}\n', encoding="utf-8")
     with pytest.raises(InvalidRecords) as info:
