@@ -13,7 +13,7 @@ from curate.dataset import DatasetStore, import_items
 from curate.errors import InvalidRecords
 from tests.support.scoped import scoped_kb
 
-HERE = Path(__file__).parent / "scoped"
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
@@ -33,8 +33,8 @@ def _asker(item):
 
 def test_jsonl_and_csv_carry_the_asker_and_the_moment(scoped):
     workspace = scoped.workspace
-    import_items(workspace, HERE / "items.jsonl", dataset="hr", source="human", kb="policies")
-    import_items(workspace, HERE / "items.csv", dataset="hr", source="production", mapping=["ticket=id"])
+    import_items(workspace, DATA / "scoped_items.jsonl", dataset="hr", source="human", kb="policies")
+    import_items(workspace, DATA / "scoped_items.csv", dataset="hr", source="production", mapping=["ticket=id"])
     items = _items(workspace, "hr")
     assert _asker(items["s-1"]) == (["staff"], "staff", "2026-03-01")          # the role gives the groups
     assert _asker(items["s-2"]) == (["staff"], None, "2025")                  # user_groups, kb_version
@@ -137,7 +137,7 @@ def test_without_scope_settings_groups_and_labels_are_free_but_roles_unknown(cur
 
 
 def test_curate_records_keep_the_asker_and_are_checked_the_same_way(scoped, tmp_path):
-    import_items(scoped.workspace, HERE / "items.jsonl", dataset="hr", source="human", kb="policies")
+    import_items(scoped.workspace, DATA / "scoped_items.jsonl", dataset="hr", source="human", kb="policies")
     out = tmp_path / "hr.jsonl"
     scoped("export", "hr", "--format", "jsonl", "--out", out)
     import_items(scoped.workspace, out, dataset="copy", source="human", kb="policies")
