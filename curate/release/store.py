@@ -22,6 +22,8 @@ from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifes
 from curate.formats.hf import card, release_row
 from curate.release.changes import changes, counts
 from curate.release.load import CARD, MANIFEST, check_release, content_sha256, load_release
+from curate.release.scope import release_scope
+from curate.kb import SnapshotStore
 from curate.scope import read_scope_settings
 from curate.version import __version__
 from curate.workspace import Workspace
@@ -106,7 +108,9 @@ def _changelog(releases: Releases, version: str) -> dict:
 
 def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManifest:
     """Write the next immutable version of `dataset` and return its manifest; damaged releases are
-    passed over for the parent and named in the manifest's `skipped_damaged`."""
+    passed over for the parent and named in the manifest's `skipped_damaged`. The manifest records the
+    `[scope]` settings and what scope does to the items (`scope_report`: askers, moments, the items to
+    decline)."""
     with DatasetStore(workspace).writing(dataset):
         store = DatasetStore(workspace)
         meta, draft = store.load(dataset)
@@ -122,6 +126,9 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             by_split.setdefault(item.split or "unassigned", []).append(item)
         guideline = workspace_guideline_version(workspace)
         scope = read_scope_settings(workspace)
+        # who asks and when, and the items scope leaves without usable evidence (reported, never refused)
+        chunks = SnapshotStore(workspace).chunks(meta.kb_snapshot) if meta.kb_snapshot else []
+        scope_report = release_scope(chosen, chunks, scope, meta.kb_snapshot)
         # A check speaks for this release only if it saw exactly these items (as far as it reads them).
         checks = meta.checks.model_copy(deep=True)
         for record in checks.present().values():
@@ -162,7 +169,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             manifest = ReleaseManifest(
                 name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
                 content_sha256="", files=files, kb_snapshot=meta.kb_snapshot, guideline_version=guideline,
-                scope=None if scope == ScopeSettings() else scope,
+                scope=None if scope == ScopeSettings() else scope, scope_report=scope_report,
                 items=len(chosen), counts=counts(chosen), checks=checks,
                 excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
                 changelog=changelog, skipped_damaged=skipped, curate_version=__version__)
