@@ -62,8 +62,8 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
     if rows:
         out.print(table(None, ("cluster", "item", "joined by", "conflict", "", "question"), rows))
     if report.scope_apart:
-        out.print(f"kept apart: {len(report.scope_apart)} same-question pairs asked for another asker or at another "
-                  f"moment (asker_groups, as_of): different samples, not duplicates")
+        out.print(f"kept apart: {len(report.scope_apart)} same-question pairs for another asker or moment "
+                  f"(different samples, not duplicates)")
         out.print(table(None, ("item", "item", "asker", "moment"),
                         [(e.a, e.b, f"{report.askers[e.a]} / {report.askers[e.b]}",
                           f"{report.moments[e.a]} / {report.moments[e.b]}") for e in report.scope_apart[:20]]))

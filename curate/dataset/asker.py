@@ -98,9 +98,14 @@ def _text(value, field: str, *, empty_is_absent: bool) -> str | None:
     return value.strip()
 
 
-def check_moment(text: str, settings: ScopeSettings) -> str:
+def _named(what: str, value, show: bool) -> str:
+    """Return `what` followed by the value quoted, or `what` alone when values are not shown."""
+    return f"{what} {value!r}" if show else what
+
+
+def check_moment(text: str, settings: ScopeSettings, show_values: bool = True) -> str:
     """Return a moment as an item stores it: a date as YYYY-MM-DD, a version label as written (one of
-    `[scope] versions` when those are declared).
+    `[scope] versions` when those are declared); `show_values` False keeps the text out of the error.
 
     >>> check_moment("2026年3月1日", ScopeSettings()), check_moment("v3", ScopeSettings())
     ('2026-03-01', 'v3')
@@ -108,18 +113,21 @@ def check_moment(text: str, settings: ScopeSettings) -> str:
     try:
         moment = parse_moment(text)
     except MomentError as exc:
-        raise AskerError("as_of", f"{exc} (as_of is a date, YYYY-MM-DD, or a KB version label)") from None
+        said = exc if show_values else "looks like a date and is not one"
+        raise AskerError("as_of", f"{said} (as_of is a date, YYYY-MM-DD, or a KB version label)") from None
     if isinstance(moment, date):
         return moment.isoformat()
     if settings.versions and moment not in settings.versions:
-        raise AskerError("as_of", f"version {moment!r} is not among the versions of curate.toml [scope] "
-                                  f"({', '.join(settings.versions)})")
+        raise AskerError("as_of", f"{_named('version', moment, show_values)} is not among the versions of "
+                                  f"curate.toml [scope] ({', '.join(settings.versions)})")
     return moment
 
 
-def asker_of(groups, role, as_of, settings: ScopeSettings, *, empty_is_absent: bool = False) -> Asker:
+def asker_of(groups, role, as_of, settings: ScopeSettings, *, empty_is_absent: bool = False,
+             show_values: bool = True) -> Asker:
     """Return the asker and moment three raw values give, checked against `settings`; raise AskerError
-    naming the field. `empty_is_absent`: an empty text means "not given" (a CSV cell), not a mistake.
+    naming the field. `empty_is_absent`: an empty text means "not given" (a CSV cell), not a mistake;
+    `show_values` False keeps the values out of the errors (a production log's may be personal data).
 
     >>> settings = ScopeSettings(groups=["hr", "manager", "staff"], roles={"manager": ["manager", "staff"]})
     >>> asker_of("hr;manager", None, "2026-03-01", settings)
@@ -133,28 +141,30 @@ def asker_of(groups, role, as_of, settings: ScopeSettings, *, empty_is_absent: b
     if role is not None:
         if role not in settings.roles:
             known = ", ".join(sorted(settings.roles))
-            raise AskerError("asker_role", f"unknown role {role!r} " + (
+            raise AskerError("asker_role", f"{_named('unknown role', role, show_values)} " + (
                 f"(roles of curate.toml [scope.roles]: {known})" if known else "(curate.toml defines no [scope.roles])"))
         own = settings.roles[role]
         if names is None:
             names = list(own)
         elif set(names) != set(own):
-            raise AskerError("asker_groups", f"{', '.join(names) or '[]'} are not the groups of role {role!r} "
-                                             f"({', '.join(own) or '[]'}): give the role or the groups")
+            given = f"{', '.join(names) or '[]'} are " if show_values else ""
+            raise AskerError("asker_groups", f"{given}not the groups of role {role!r} ({', '.join(own) or '[]'}): "
+                                             f"give the role or the groups")
     unknown = settings.unknown_groups(names)
     if unknown:
-        raise AskerError("asker_groups", f"undeclared group {unknown[0]!r} (groups of curate.toml [scope]: "
-                                         f"{', '.join(settings.groups or [])})")
-    return Asker(names, role, None if moment is None else check_moment(moment, settings))
+        raise AskerError("asker_groups", f"{_named('undeclared group', unknown[0], show_values)} (groups of "
+                                         f"curate.toml [scope]: {', '.join(settings.groups or [])})")
+    return Asker(names, role, None if moment is None else check_moment(moment, settings, show_values))
 
 
 def read_asker(fields: dict, settings: ScopeSettings, label: Callable[[str], str], *, file: str, line: int,
-               empty_is_absent: bool = False) -> Asker:
+               empty_is_absent: bool = False, show_values: bool = True) -> Asker:
     """Return the asker and moment of a record's canonical `fields`; a bad one is an InputError naming
-    the file, the line and the field as the record called it (`label`)."""
+    the file, the line and the field as the record called it (`label`), and the value unless not
+    `show_values`."""
     try:
         return asker_of(fields.get("asker_groups"), fields.get("asker_role"), fields.get("as_of"), settings,
-                        empty_is_absent=empty_is_absent)
+                        empty_is_absent=empty_is_absent, show_values=show_values)
     except AskerError as exc:
         name, bracket, rest = exc.field.partition("[")
         raise InputError(exc.message, file=file, line=line, field=label(name) + bracket + rest) from None

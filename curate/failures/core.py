@@ -108,7 +108,9 @@ class _Reader:
         question = row.text("question")
         if question is None:
             raise row.error("missing or empty", "question")
-        asker = read_asker(row.fields, self.scope, row.label, file=row.file, line=row.line, empty_is_absent=row.csv)
+        # a log's values may be personal data: an error names the field, never the value
+        asker = read_asker(row.fields, self.scope, row.label, file=row.file, line=row.line, empty_is_absent=row.csv,
+                           show_values=False)
         masked = self.scrubber.scrub(question)
         groups = None if asker.groups is None else [self.scrubber.scrub(g) for g in asker.groups]
         self.groups_masked += groups != asker.groups

@@ -65,7 +65,7 @@ def test_the_same_question_for_another_asker_or_moment_is_no_duplicate(scoped, t
     result = scoped("check-dups", "--dataset", "hr", "--no-semantic", code=1)
     # s-8 asks s-1's question for the same groups on the same day (s-1 by role): a duplicate
     assert "1 clusters of alike questions (2 items)" in result.stdout
-    assert "kept apart: 3 same-question pairs asked for another asker or at another moment" in result.stdout
+    assert "kept apart: 3 same-question pairs for another asker or moment (different samples" in result.stdout
     meta = DatasetStore(scoped.workspace).meta("hr")
     assert meta.checks.duplicates.counts["kept_apart_by_scope"] == 3
     report = tmp_path / "dups.json"

@@ -41,14 +41,19 @@ def test_a_row_keeps_its_asker_and_another_asker_is_another_item(curate, tmp_pat
     assert batch.counts["kept_apart_by_scope"] == 2 and "asker_groups_masked" not in batch.counts
 
 
-def test_a_bad_asker_in_a_log_is_one_line(curate, tmp_path):
+def test_a_bad_asker_in_a_log_is_one_line_that_never_shows_the_value(curate, tmp_path):
     scoped_kb(curate.workspace)
-    log = _log(tmp_path, f"{TRAVEL},thumbs_down,staff,,2026-03-01,u1", f"{TRAVEL},thumbs_down,,ceo,,u2")
+    log = _log(tmp_path, f"{TRAVEL},thumbs_down,staff,,2026-03-01,u1", f"{TRAVEL},thumbs_down,,ceo,,u2",
+               f"{TRAVEL},thumbs_down,li.si@example.cn,,,u3", f"{TRAVEL},thumbs_down,,,2026-02-30,u4")
     result = curate("add-failures", log, "--dataset", "hr", "--month", "2026-03", "--kb", "policies",
                     "--no-semantic", code=2)
-    assert result.stderr.splitlines()[0] == (
-        f"error: {log}:3: field 'user_role': unknown role 'ceo' (roles of curate.toml [scope.roles]: hr, intern, "
-        f"manager, staff) (nothing was written; --skip-invalid imports the valid records)")
+    assert result.stderr.splitlines()[:3] == [
+        f"error: {log}:3: field 'user_role': unknown role (roles of curate.toml [scope.roles]: hr, intern, manager, "
+        f"staff)",
+        f"error: {log}:4: field 'user_groups': undeclared group (groups of curate.toml [scope]: hr, manager, staff)",
+        f"error: {log}:5: field 'asked_at': looks like a date and is not one (as_of is a date, YYYY-MM-DD, or a KB "
+        f"version label)"]
+    assert "li.si" not in result.stderr and "ceo" not in result.stderr and "02-30" not in result.stderr
     assert not DatasetStore(curate.workspace).exists("hr")
 
 
