@@ -25,7 +25,7 @@ from curate.annotate.pool import Candidate, candidate_pools, keep_slots
 from curate.annotate.remote import argilla_errors, delete_records, ensure_dataset, remote_records
 from curate.annotate.state import argilla_sdk, connect, load_state, state_path
 from curate.dataset import DatasetStore
-from curate.dataset.asker import scope_index
+from curate.dataset.asker import names_scope, scope_index
 from curate.errors import CurateError, InputError
 from curate.guidelines import workspace_guideline_version
 from curate.index.kb_index import KBIndex
@@ -293,7 +293,7 @@ def _record_scope(workspace: Workspace, index: KBIndex, items) -> RecordScope | 
     """Return what the records show of scope, or None when neither the KB nor any item has scope (the
     records are then as they always were)."""
     scope = scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
-    asked = any(i.asker_groups is not None or i.asker_role is not None or i.as_of is not None for i in items)
+    asked = any(names_scope(i) for i in items)
     if not scope.scoped and not asked:
         return None
     return RecordScope(scope, {c.chunk_id: c.scope for c in index.chunks if c.scope is not None})

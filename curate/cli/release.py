@@ -15,9 +15,8 @@ from curate.errors import IntegrityError, SchemaVersionError
 from curate.records import DIFFICULTIES
 from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
 from curate.release import diff as run_diff
-from curate.release.scope import release_scope, scope_lines
-from curate.kb import SnapshotStore
-from curate.scope import read_scope_settings
+from curate.release.scope import scope_lines
+from curate.release.store import scope_report
 from curate.release import export as run_export
 from curate.release import release as run_release
 
@@ -153,8 +152,7 @@ def show(ctx: click.Context, ref: str) -> None:
         head += f", sha256 {manifest.content_sha256[:16]}, guideline {manifest.guideline_version or 'none'}"
         scope = manifest.scope_report
     else:   # a draft: as a release of it now would report it
-        chunks = SnapshotStore(workspace).chunks(snapshot) if snapshot else []
-        scope = release_scope(items, chunks, read_scope_settings(workspace), snapshot)
+        scope = scope_report(workspace, items, snapshot)
     out = console()
     out.print(head)
     for line in scope_lines(scope):

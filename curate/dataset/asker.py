@@ -174,7 +174,7 @@ def checked_item(item: EvalItem, settings: ScopeSettings, *, file: str | None = 
                  line: int | None = None) -> EvalItem:
     """Return `item` with its asker and moment checked against `settings` (a date moment written as
     YYYY-MM-DD); raise InputError naming the field."""
-    if item.asker_groups is None and item.asker_role is None and item.as_of is None:
+    if not names_scope(item):
         return item
     try:
         asker = asker_of(item.asker_groups, item.asker_role, item.as_of, settings)
@@ -183,6 +183,11 @@ def checked_item(item: EvalItem, settings: ScopeSettings, *, file: str | None = 
     if (asker.groups, asker.role, asker.as_of) != (item.asker_groups, item.asker_role, item.as_of):
         item = item.model_copy(update={"asker_groups": asker.groups, "as_of": asker.as_of})
     return item
+
+
+def names_scope(item: EvalItem) -> bool:
+    """Return whether an item names an asker or a moment."""
+    return item.asker_groups is not None or item.asker_role is not None or item.as_of is not None
 
 
 def asker_label(item: EvalItem) -> str:

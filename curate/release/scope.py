@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from curate.dataset.asker import asker_label, scope_index, view
+from curate.dataset.asker import asker_label, names_scope, scope_index, view
 from curate.records import Chunk, EvalItem, ReleaseScope, ScopeSettings
 from curate.scope import REASONS
 
@@ -37,7 +37,7 @@ def release_scope(items: Sequence[EvalItem], chunks: Sequence[Chunk], settings: 
     ({'groups:staff': 1, 'no asker': 1, 'role:hr': 1}, {'forbidden': ['q1']}, 1)
     """
     index = scope_index(chunks, settings, snapshot_id)
-    asked = any(i.asker_groups is not None or i.asker_role is not None or i.as_of is not None for i in items)
+    asked = any(names_scope(i) for i in items)
     if not asked and not index.scoped:
         return None
     kb_groups = any(c.scope is not None and c.scope.groups is not None for c in chunks)

@@ -18,12 +18,13 @@ from curate.errors import CurateError, IntegrityError, NotFound
 from curate.dataset.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
-from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, ScopeSettings, now
+from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, ReleaseScope, ScopeSettings, now
 from curate.formats.hf import card, release_row
 from curate.release.changes import changes, counts
 from curate.release.load import CARD, MANIFEST, check_release, content_sha256, load_release
 from curate.release.scope import release_scope
 from curate.kb import SnapshotStore
+from curate.dataset.asker import names_scope
 from curate.scope import read_scope_settings
 from curate.version import __version__
 from curate.workspace import Workspace
@@ -127,8 +128,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
         guideline = workspace_guideline_version(workspace)
         scope = read_scope_settings(workspace)
         # who asks and when, and the items scope leaves without usable evidence (reported, never refused)
-        chunks = SnapshotStore(workspace).chunks(meta.kb_snapshot) if meta.kb_snapshot else []
-        scope_report = release_scope(chosen, chunks, scope, meta.kb_snapshot)
+        report = scope_report(workspace, chosen, meta.kb_snapshot, scope)
         # A check speaks for this release only if it saw exactly these items (as far as it reads them).
         checks = meta.checks.model_copy(deep=True)
         for record in checks.present().values():
@@ -169,7 +169,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             manifest = ReleaseManifest(
                 name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
                 content_sha256="", files=files, kb_snapshot=meta.kb_snapshot, guideline_version=guideline,
-                scope=None if scope == ScopeSettings() else scope, scope_report=scope_report,
+                scope=None if scope == ScopeSettings() else scope, scope_report=report,
                 items=len(chosen), counts=counts(chosen), checks=checks,
                 excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
                 changelog=changelog, skipped_damaged=skipped, curate_version=__version__)
@@ -188,6 +188,23 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             batch.released_in = version
             batch.write(batches.path(batch.batch))
         return manifest
+
+
+def scope_report(workspace: Workspace, items: list[EvalItem], snapshot_id: str | None,
+                 settings: ScopeSettings | None = None) -> ReleaseScope | None:
+    """Return the scope report of `items` against their KB snapshot under the workspace's `[scope]`
+    settings (`curate.release.scope.release_scope`); a snapshot that is gone matters only when an item
+    names an asker or a moment (a release never needed its snapshot before scope)."""
+    settings = settings or read_scope_settings(workspace)
+    chunks = []
+    if snapshot_id:
+        try:
+            chunks = SnapshotStore(workspace).chunks(snapshot_id)
+        except NotFound:
+            if any(names_scope(i) for i in items):
+                raise CurateError(f"items name an asker or a moment, and their KB snapshot {snapshot_id} is not in "
+                                  f"this workspace to check them against") from None
+    return release_scope(items, chunks, settings, snapshot_id)
 
 
 def resolve_items(workspace: Workspace, ref: str) -> tuple[list[EvalItem], ReleaseManifest | None, str | None]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from curate.dataset import DatasetStore
 from curate.records import ReleaseScope
 from curate.release import Releases
 from tests.support.scoped import scoped_kb
@@ -72,3 +73,18 @@ def test_the_release_loads_with_datasets_with_the_asker_and_the_moment(released,
     assert (rows["s-2"]["asker_groups"], rows["s-2"]["as_of"]) == (["staff"], "2025")
     assert rows["s-4"]["asker_groups"] == [] and rows["s-7"]["asker_groups"] is None
     assert rows["s-6"]["question"] == "What does level L5 pay?" and rows["s-5"]["question"].startswith("出差一线城市")
+
+
+def test_a_release_needs_its_kb_snapshot_only_when_items_name_an_asker_or_a_moment(handbook):
+    import shutil
+    workspace = handbook.workspace
+    snapshot = DatasetStore(workspace).meta("faq").kb_snapshot
+    shutil.rmtree(workspace.kb_dir / "snapshots" / snapshot)
+    handbook("release", "--dataset", "faq", "-m", "no KB here, no scope either")
+    store = DatasetStore(workspace)
+    meta, items = store.load("faq")
+    items[0].asker_groups = ["staff"]
+    store.save(meta, items)
+    result = handbook("release", "--dataset", "faq", "-m", "an asker", code=2)
+    assert result.stderr.strip() == (f"error: items name an asker or a moment, and their KB snapshot {snapshot} is "
+                                     f"not in this workspace to check them against")
