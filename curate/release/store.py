@@ -195,16 +195,37 @@ def scope_report(workspace: Workspace, items: list[EvalItem], snapshot_id: str |
     """Return the scope report of `items` against their KB snapshot under the workspace's `[scope]`
     settings (`curate.release.scope.release_scope`); a snapshot that is gone matters only when an item
     names an asker or a moment (a release never needed its snapshot before scope)."""
+    asked = any(names_scope(i) for i in items)
+    if not asked and not (snapshot_id and _scoped_snapshot(workspace, snapshot_id)):
+        return None   # nothing scoped: the snapshot's chunks are not read (1.8 s for 100,000 of them)
     settings = settings or read_scope_settings(workspace)
-    chunks = []
-    if snapshot_id:
-        try:
-            chunks = SnapshotStore(workspace).chunks(snapshot_id)
-        except NotFound:
-            if any(names_scope(i) for i in items):
-                raise CurateError(f"items name an asker or a moment, and their KB snapshot {snapshot_id} is not in "
-                                  f"this workspace to check them against") from None
+    try:
+        chunks = SnapshotStore(workspace).chunks(snapshot_id) if snapshot_id else []
+    except NotFound:
+        raise CurateError(f"items name an asker or a moment, and their KB snapshot {snapshot_id} is not in this "
+                          f"workspace to check them against") from None
     return release_scope(items, chunks, settings, snapshot_id)
+
+
+_SCOPED = b'"scope":{'
+BLOCK = 1 << 22   # bytes read at a time
+
+
+def _scoped_snapshot(workspace: Workspace, snapshot_id: str) -> bool:
+    """Return whether any chunk of a stored snapshot has a scope, from the bytes of its chunks.jsonl:
+    written as canonical JSON, an unscoped chunk reads `"scope":null` and a scoped one `"scope":{`
+    (a scan of 100,000 chunks takes tens of milliseconds, reading them whole 1.8 s)."""
+    path = SnapshotStore(workspace).root / snapshot_id / "chunks.jsonl"
+    if not path.is_file():
+        return False
+    tail = b""
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(BLOCK), b""):
+            seen = tail + block
+            if _SCOPED in seen:
+                return True
+            tail = seen[-(len(_SCOPED) - 1):]   # the pattern may straddle blocks
+    return False
 
 
 def resolve_items(workspace: Workspace, ref: str) -> tuple[list[EvalItem], ReleaseManifest | None, str | None]:

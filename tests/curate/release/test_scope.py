@@ -88,3 +88,21 @@ def test_a_release_needs_its_kb_snapshot_only_when_items_name_an_asker_or_a_mome
     result = handbook("release", "--dataset", "faq", "-m", "an asker", code=2)
     assert result.stderr.strip() == (f"error: items name an asker or a moment, and their KB snapshot {snapshot} is "
                                      f"not in this workspace to check them against")
+
+
+@pytest.mark.parametrize("block", [3, 4096])
+def test_a_scoped_kb_with_no_asker_anywhere_is_reported_unchecked(curate, tmp_path, monkeypatch, block):
+    from curate.release import store
+    monkeypatch.setattr(store, "BLOCK", block)   # the scan finds the scope however the file is read
+    scoped_kb(curate.workspace, settings=False)
+    path = tmp_path / "plain.jsonl"
+    path.write_text('{"id": "p-1", "question": "What does level L5 pay?", "evidence": ["level L5 pays"]}\n'
+                    '{"id": "p-2", "question": "年假几天？", "evidence": ["25 days of paid annual leave"]}\n',
+                    encoding="utf-8")
+    curate("import", path, "--dataset", "plain", "--source", "human", "--kb", "policies")
+    result = curate("release", "--dataset", "plain", "-m", "no askers")
+    assert result.stdout.splitlines()[:2] == [
+        "scope: 2 items name no asker while the KB has access groups: what they may see is not checked (give "
+        "asker_groups or asker_role)",
+        "scope: by asker: no asker 2; by moment: latest 2"]
+    assert Releases(curate.workspace, "plain").manifest("v1").scope_report.unchecked == 2
