@@ -211,6 +211,9 @@ def scope_key(item: EvalItem) -> tuple:
 def scope_index(chunks: Iterable[Chunk], settings: ScopeSettings, snapshot_id: str | None = None) -> ScopeIndex:
     """Return the scope of a snapshot's chunks under the settings' version order; a chunk version the
     settings do not declare is an InputError naming curate.toml's [scope] versions."""
+    chunks = list(chunks)
+    if not any(c.scope is not None for c in chunks):
+        chunks = []   # nothing scoped: an empty index answers the same, without a pass over every chunk
     try:
         return ScopeIndex(chunks, version_order(settings))
     except MomentError as exc:
