@@ -155,3 +155,13 @@ def test_curate_records_keep_the_asker_and_are_checked_the_same_way(scoped, tmp_
     assert result.stderr.splitlines()[0].startswith(f"error: {out}:3: field 'asker_role': unknown role 'ceo'")
     scoped("import", out, "--dataset", "again", "--source", "human", "--kb", "policies", "--skip-invalid")
     assert _items(scoped.workspace, "again")["s-5"].as_of == "2026-07-01"
+
+
+def test_a_beir_export_carries_the_asker_and_the_moment_back(scoped, tmp_path):
+    import_items(scoped.workspace, DATA / "scoped_items.jsonl", dataset="hr", source="human", kb="policies")
+    out = tmp_path / "beir"
+    scoped("export", "hr", "--format", "beir", "--out", out)
+    scoped("import", out, "--format", "beir", "--dataset", "back", "--source", "human")
+    before, after = _items(scoped.workspace, "hr"), _items(scoped.workspace, "back")
+    assert {i: _asker(item) for i, item in after.items()} == {i: _asker(item) for i, item in before.items()}
+    assert _asker(after["s-4"]) == ([], None, None) and _asker(after["s-2"]) == (["staff"], None, "2025")
