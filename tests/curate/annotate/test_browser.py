@@ -176,8 +176,8 @@ def test_an_annotator_sees_who_asks_when_and_the_marks_rendered(chromium, curate
         ui = ArgillaUI(page)
         ui.sign_in(user.username, PASSWORD)
         ui.open_dataset(holder)
-        ui.search("L5")
-        ui.show_record("What does level L5 pay?")
+        ui.search("L5")                        # s-3 (staff) and s-6 (hr) ask it: the one staff asks
+        ui.show_record("Asked by: groups staff")
         shown = page.locator(".wrapper__records")
         text, html = shown.inner_text(), shown.inner_html()
         page.screenshot(path=tmp_path / "scope-record.png")
