@@ -13,20 +13,30 @@ from dataclasses import dataclass, field
 
 from curate.fileio import dumps_json
 from curate.records import EvalItem
+from curate.annotate.marks import RecordScope, scope_text
 from curate.annotate.pool import Candidate
+from curate.dataset.asker import asker_label
 
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
 _MARKDOWN_INLINE = re.compile(r"[\\`*_\[\]<>#|~]")
 _CITED = re.compile(r"\s*[\[［]\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*[\]］]\s*$")
 
 
-def settings(pool_k: int, guidelines: str, min_submitted: int = 1):
+SCOPE_FIELD = "scope"
+SCOPE_METADATA = ("asker", "as_of")
+
+
+def settings(pool_k: int, guidelines: str, min_submitted: int = 1, scoped: bool = False):
     """Return the Argilla settings of an annotation dataset with `pool_k` candidate slots (0: only the
     answerability questions). Only the candidate fields carry Markdown (their heading) and render it;
-    the question, answer and key points are shown as written, line breaks kept."""
+    the question, answer and key points are shown as written, line breaks kept. `scoped` (the KB or the
+    items have scope) adds the `scope` field, who asks and when, under the question, and the `asker` and
+    `as_of` metadata to filter by; without scope a dataset is shaped as it always was."""
     import argilla as rg
-    fields = [rg.TextField(name="question", title="Question"),
-              rg.TextField(name="reference_answer", title="Reference answer", required=False),
+    fields = [rg.TextField(name="question", title="Question")]
+    if scoped:
+        fields.append(rg.TextField(name=SCOPE_FIELD, title="Who asks, and when", required=False))
+    fields += [rg.TextField(name="reference_answer", title="Reference answer", required=False),
               rg.TextField(name="key_points", title="Key points so far", required=False)]
     fields += [rg.TextField(name=f"chunk_{n}", title=f"Candidate {n}", required=False, use_markdown=True)
                for n in range(1, pool_k + 1)]
@@ -41,7 +51,8 @@ def settings(pool_k: int, guidelines: str, min_submitted: int = 1):
                   rg.TextQuestion(name="key_points_fixed", title="Key points, one per line, ending [chunk numbers]",
                                   required=False),
                   rg.TextQuestion(name="comment", title="Comment", required=False)]
-    metadata = [rg.TermsMetadataProperty(name=name) for name in ("difficulty", "qtype", "source", "language", "status")]
+    metadata = [rg.TermsMetadataProperty(name=name) for name in ("difficulty", "qtype", "source", "language", "status",
+                                                                 *(SCOPE_METADATA if scoped else ()))]
     return rg.Settings(guidelines=guidelines, fields=fields, questions=questions, metadata=metadata,
                        distribution=rg.TaskDistribution(min_submitted=min_submitted))
 
@@ -90,12 +101,17 @@ def parse_key_points(text: str) -> list[tuple[str, list[int]]]:
     return result
 
 
-def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[str, str]], origin: str):
+def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[str, str]], origin: str,
+           scope: RecordScope | None = None):
     """Return the Argilla record of an item: its fields, its metadata and the labels it already has as
-    suggestions (`texts` maps chunk id -> (title, text))."""
+    suggestions (`texts` maps chunk id -> (title, text)). With `scope`, who asks and when, and a mark
+    on each candidate the asker may not use at that moment, saying why."""
     import argilla as rg
     slots = [c.chunk_id for c in candidates]
     fields = {"question": item.question}
+    marks = scope.marks(item, slots) if scope is not None else {}
+    if scope is not None and scope.has_field:
+        fields[SCOPE_FIELD] = scope_text(item)
     if item.reference_answer:
         fields["reference_answer"] = item.reference_answer
     if item.key_points:
@@ -104,7 +120,8 @@ def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[s
         title, text = texts[candidate.chunk_id]
         code = f"`{candidate.chunk_id}`" if "`" not in candidate.chunk_id else markdown_escape(candidate.chunk_id)
         heading = f"**{markdown_escape(title)}** · {code}" if title.strip() else code
-        fields[f"chunk_{n}"] = f"{heading}\n\n{text}"
+        marked = f"{marks[candidate.chunk_id]}\n\n" if candidate.chunk_id in marks else ""
+        fields[f"chunk_{n}"] = f"{heading}\n\n{marked}{text}"
     suggestions = [rg.Suggestion(question_name=f"relevance_{n}", value=c.grade, agent=origin)
                    for n, c in enumerate(candidates, start=1) if c.grade is not None]
     suggestions.append(rg.Suggestion(question_name="answerable", value=ANSWERABLE if item.answerable else UNANSWERABLE,
@@ -113,6 +130,8 @@ def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[s
         suggestions.append(rg.Suggestion(question_name="key_points_fixed", value=fields["key_points"], agent=origin))
     metadata = {"difficulty": item.difficulty or "ungraded", "qtype": item.qtype or "none", "source": item.source,
                 "language": item.language, "status": item.status}
+    if scope is not None:
+        metadata.update(asker=asker_label(item), as_of=item.as_of or "latest")
     return rg.Record(id=item.id, fields=fields, metadata=metadata, suggestions=suggestions)
 
 

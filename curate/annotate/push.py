@@ -19,16 +19,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curate.annotate.form import annotation_digest, record, settings
+from curate.annotate.form import SCOPE_FIELD, annotation_digest, record, settings
+from curate.annotate.marks import RecordScope
 from curate.annotate.pool import Candidate, candidate_pools, keep_slots
 from curate.annotate.remote import argilla_errors, delete_records, ensure_dataset, remote_records
 from curate.annotate.state import argilla_sdk, connect, load_state, state_path
 from curate.dataset import DatasetStore
+from curate.dataset.asker import names_scope, scope_index
 from curate.errors import CurateError, InputError
 from curate.guidelines import workspace_guideline_version
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
 from curate.records import ArgillaTarget, PushedItem, now
+from curate.scope import read_scope_settings
 from curate.workspace import Workspace
 
 DEFAULT_STATUSES = ("needs_evidence", "draft", "needs_adjudication", "needs_rewrite")
@@ -173,6 +176,9 @@ class PushReport:
     held: dict[str, str] = field(default_factory=dict)      # item id -> why it was not pushed
     kept: dict[str, str] = field(default_factory=dict)      # item id -> a dataset it left that keeps its
                                                             # answered record
+    scoped: bool = False                                    # records show who asks and when, and marks
+    without_scope_field: list[str] = field(default_factory=list)  # datasets made before scope, with answers:
+                                                            # marks on candidates, no `scope` field
 
 
 def _log(target, records: list) -> None:
@@ -209,6 +215,10 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         pools = {item_id: keep_slots(pool, state.items[item_id].slots) if item_id in state.items else pool
                  for item_id, pool in pools.items()}
         texts = {c.chunk_id: (str(c.metadata.get("title") or ""), c.text) for c in index.chunks}
+        scope = _record_scope(workspace, index, items)
+        if scope is not None:   # a moment the settings cannot place stops the push before anything is sent
+            for item in chosen:
+                scope.marks(item, [c.chunk_id for c in pools[item.id]])
         version = workspace_guideline_version(workspace)
         _guideline_files(workspace)   # no guideline: say so before anything is sent
         client = connect(api_url)
@@ -220,7 +230,7 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         for item in sorted(chosen, key=lambda i: -len(pools[i.id])):
             groups.setdefault(dataset_name(main, len(pools[item.id]), pool_k), []).append(item)
         report = PushReport(dataset, main, len(chosen), False, version, Counter(len(pools[i.id]) for i in chosen),
-                            held=held)
+                            held=held, scoped=scope is not None)
 
         claimed = _claimed_elsewhere(workspace, dataset, argilla_workspace)
         if clash := sorted(set(claimed).intersection(groups)):
@@ -242,7 +252,13 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                     # both guidelines, the language of most of this dataset's records first
                     guidelines = guidelines_text(workspace, members)
                     target = ensure_dataset(client, rg, space, name,
-                                            settings(len(pools[members[0].id]), guidelines, min_submitted))
+                                            settings(len(pools[members[0].id]), guidelines, min_submitted,
+                                                     scoped=scope is not None),
+                                            optional=(SCOPE_FIELD,) if scope is not None else ())
+                shown = scope if scope is None or not target.lacking else RecordScope(
+                    scope.index, scope.chunks, has_field=False)
+                if target.lacking:
+                    report.without_scope_field.append(name)
                 targets[name] = target.dataset
                 if target.created:
                     report.created_datasets.append(name)
@@ -257,7 +273,8 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                     batch = members[start:start + BATCH]
                     sending = True
                     with argilla_errors(url, f"sending records to Argilla dataset '{name}'"):
-                        _log(target.dataset, [record(item, pools[item.id], texts, origin="curate") for item in batch])
+                        _log(target.dataset, [record(item, pools[item.id], texts, origin="curate", scope=shown)
+                                              for item in batch])
                     _note_pushed(state, batch, pools, None if name == main else name, pushed_at, report)
                     state.write(path)
                     sending = False
@@ -270,6 +287,16 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                 state.push_started = None
                 state.write(path)
         return report
+
+
+def _record_scope(workspace: Workspace, index: KBIndex, items) -> RecordScope | None:
+    """Return what the records show of scope, or None when neither the KB nor any item has scope (the
+    records are then as they always were)."""
+    scope = scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
+    asked = any(names_scope(i) for i in items)
+    if not scope.scoped and not asked:
+        return None
+    return RecordScope(scope, {c.chunk_id: c.scope for c in index.chunks if c.scope is not None})
 
 
 def _hold_answered_slots(client, url: str, state, chosen: list, pools: dict, index: KBIndex) -> dict[str, str]:

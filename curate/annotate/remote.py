@@ -129,10 +129,12 @@ def _shape(settings) -> dict[str, tuple]:
     return shape
 
 
-def differences(found, expected) -> list[str]:
+def differences(found, expected, leave_out: tuple[str, ...] = ()) -> list[str]:
     """Return how a dataset's fields and questions differ from the expected settings ([] if alike; a
-    field or question a team added that records need not fill is no difference)."""
+    field or question a team added that records need not fill is no difference; so is the lack of an
+    expected field named in `leave_out`)."""
     have, want = _shape(found), _shape(expected)
+    want = {k: v for k, v in want.items() if k not in {f"field '{name}'" for name in leave_out}}
     missing = [name for name in want if name not in have]
     extra = [name for name in have if name not in want and have[name][1]]   # an optional extra asks nothing
     # whether a question is required changes what a form accepts, not what a stored answer means: a
@@ -154,6 +156,7 @@ class Target:
     dataset: object
     created: bool = False
     rebuilt: str | None = None   # why a half-made or different dataset was deleted and built again
+    lacking: tuple[str, ...] = ()   # optional fields it lacks and cannot take: it holds answers
 
 
 def _find(client, rg, name: str, space):
@@ -189,9 +192,11 @@ def _bring_up_to_date(client, found, expected) -> None:
                                           "visible_for_annotators": True}).raise_for_status()
 
 
-def ensure_dataset(client, rg, space, name: str, expected) -> Target:
+def ensure_dataset(client, rg, space, name: str, expected, optional: tuple[str, ...] = ()) -> Target:
     """Return the dataset `name` shaped as `expected` (an `rg.Settings`): created if absent, rebuilt
-    if half-made (a draft) or differently shaped without answers, brought up to date otherwise.
+    if half-made (a draft) or differently shaped without answers, brought up to date otherwise. A
+    dataset holding answers that lacks only fields named in `optional` is kept as it is (Argilla adds
+    no field to a published dataset), the fields it lacks named in `Target.lacking`.
 
     Raises `DatasetMismatch` for a dataset that holds answers and lacks what curate needs."""
     found = _find(client, rg, name, space)
@@ -200,6 +205,10 @@ def ensure_dataset(client, rg, space, name: str, expected) -> Target:
         rebuilt = "it was left half-made (not published) by an interrupted push"
     elif found is not None and (said := differences(found.settings, expected)):
         answered = sum(1 for r in remote_records(client, found.id).values() if r.responses)
+        lacking = tuple(n for n in optional if n not in {f.name for f in found.settings.fields})
+        if answered and lacking and not differences(found.settings, expected, leave_out=lacking):
+            _bring_up_to_date(client, found, expected)
+            return Target(found, lacking=lacking)
         if answered:
             raise DatasetMismatch(f"Argilla dataset '{name}' is not what curate expects ({'; '.join(said)}) and "
                                   f"{answered} of its records hold answers; rebuilding it would lose them: push "

@@ -7,6 +7,9 @@ space), the same but for politeness and question particles at their start or end
 or in meaning (`semantic`: cosine of the workspace model's embeddings, from the model's own
 threshold). `--fix` rejects automatically only what differs by form: a fuzzy or semantic match can
 change what is asked ("女屌丝什么意思" is not "屌丝什么意思"), so it is marked for review, never rejected.
+Two items asking one question for different askers or at different moments (`asker_groups`, `as_of`)
+are different samples, never duplicates: they are compared only within one asker and moment, and the
+same question under another is listed apart (`scoped_edges`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from rapidfuzz import fuzz, process
 from curate.checks.clusters import Cluster, Edge, clusters
 from curate.checks.copies import chunk_groups, stored_groups, write_chunk_groups
 from curate.dataset import DatasetStore, items_digest
+from curate.dataset.asker import asker_label, scope_key
 from curate.errors import InputError
 from curate.index.embeddings import Embed, SemanticPass, no_embedding, semantic_pass
 from curate.index.kb_index import KBIndex
@@ -218,6 +222,9 @@ class DupReport:
     extended_evidence: int = 0
     fixed: bool = False                                       # --fix was asked
     questions: dict[str, str] = field(default_factory=dict)  # item id -> question, for the members
+    scope_apart: list[Edge] = field(default_factory=list)    # the same question for another asker or moment
+    askers: dict[str, str] = field(default_factory=dict)     # item id -> who asks (`asker_label`), for those
+    moments: dict[str, str] = field(default_factory=dict)    # item id -> as_of or "latest", for those
 
     def write(self, path) -> None:
         """Write the clusters, what --fix rejected and the duplicate chunks (check-dups --report)."""
@@ -225,7 +232,8 @@ class DupReport:
             clusters=[DuplicateCluster(members=c.members, edges=[DuplicateEdge(**asdict(e)) for e in c.edges],
                                        conflicts=self.conflicts.get(n, [])) for n, c in enumerate(self.clusters)],
             rejected=self.rejected, review=self.review, semantic=self.semantic.settings() if self.semantic else {},
-            chunk_groups=self.chunk_groups, withheld=self.withheld, undone=self.undone).write(path)
+            chunk_groups=self.chunk_groups, withheld=self.withheld, undone=self.undone,
+            scope_apart=[DuplicateEdge(**asdict(e)) for e in self.scope_apart]).write(path)
 
     @property
     def unresolved(self) -> bool:
@@ -259,25 +267,68 @@ def numbers_of(question: str) -> Counter:
 
 def find_question_clusters(workspace: Workspace, items: Sequence[EvalItem], *, fuzzy_min: float = 90.0,
                            semantic: bool = True, semantic_min: float | None = None,
-                           apart_numbers: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
+                           apart_numbers: list[Edge] | None = None,
+                           apart_scope: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
     """Return `question_clusters` of `items` with the workspace's embedding model (none unless
     `semantic`); `semantic_min` None: the model's own threshold."""
     def embed(questions: Sequence[str]) -> SemanticPass:
         return semantic_pass(workspace, questions, semantic=semantic, threshold=semantic_min)
-    return question_clusters(items, fuzzy_min=fuzzy_min, embed=embed, apart_numbers=apart_numbers)
+    return question_clusters(items, fuzzy_min=fuzzy_min, embed=embed, apart_numbers=apart_numbers,
+                             apart_scope=apart_scope)
+
+
+def scoped_edges(items: Sequence[EvalItem], settings: DupSettings, vectors: np.ndarray | None = None,
+                 readable: np.ndarray | None = None, apart: list[Edge] | None = None) -> list[Edge]:
+    """Return `question_edges` among the items of one asker and moment (`scope_key`) at a time; with
+    `apart` (a list), append to it an edge for each same question (one form key) asked under another
+    scope: from the first item of each further scope to the question's first item.
+
+    >>> def item(n, groups): return EvalItem(id=f"q{n}", question="年假几天？", language="zh", source="human",
+    ...                                      asker_groups=groups)
+    >>> apart = []
+    >>> [(e.a, e.b) for e in scoped_edges([item(1, ["hr"]), item(2, None), item(3, ["hr"])], DupSettings(), apart=apart)]
+    [('q1', 'q3')]
+    >>> [(e.a, e.b, e.method) for e in apart]
+    [('q1', 'q2', 'exact')]
+    """
+    keys = [scope_key(i) for i in items]
+    if len(set(keys)) <= 1:
+        return question_edges(items, settings, vectors, readable)
+    by_scope: dict[tuple, list[int]] = {}
+    for n, key in enumerate(keys):
+        by_scope.setdefault(key, []).append(n)
+    edges: list[Edge] = []
+    for rows in by_scope.values():
+        if len(rows) > 1:
+            edges += question_edges([items[n] for n in rows], settings,
+                                    None if vectors is None else vectors[rows], None if readable is None else readable[rows])
+    if apart is not None:
+        first: dict[str, dict[tuple, int]] = {}
+        for n, item in enumerate(items):
+            first.setdefault(form_key(asked(item.question)), {}).setdefault(keys[n], n)
+        for scopes in first.values():
+            rows = list(scopes.values())
+            apart += [Edge(items[rows[0]].id, items[n].id, "exact" if fold(items[rows[0]].question) == fold(
+                items[n].question) else "form", 100.0) for n in rows[1:]]
+    return edges
 
 
 def question_clusters(items: Sequence[EvalItem], *, fuzzy_min: float = 90.0, embed: Embed = no_embedding,
-                      apart_numbers: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
+                      apart_numbers: list[Edge] | None = None,
+                      apart_scope: list[Edge] | None = None) -> tuple[list[Cluster], SemanticPass]:
     """Return the clusters of alike questions among `items` (rejected items left out) and the
     semantic pass behind them (`embed` of their questions: none by default).
 
-    With `apart_numbers` (a list), a fuzzy or semantic match of two questions whose numbers or codes
-    differ (`numbers_of`: 2025 against 2026, LG-4031 against LG-4032) joins nothing and is appended
-    there instead: one character apart, they still ask different things."""
+    Two items asking alike questions for different askers or at different moments (`scope_key`: the
+    asker's groups, `as_of`) are different samples, never duplicates: their match joins nothing and is
+    appended to `apart_scope` when it is a list. With `apart_numbers` (a list), a fuzzy or semantic
+    match of two questions whose numbers or codes differ (`numbers_of`: 2025 against 2026, LG-4031
+    against LG-4032) joins nothing and is appended there instead: one character apart, they still ask
+    different things."""
     live = [i for i in items if i.status != "rejected"]
     found = embed([asked(i.question) for i in live])
-    edges = question_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable)
+    edges = scoped_edges(live, DupSettings(fuzzy_min, found.semantic_min), found.vectors, found.readable,
+                         apart_scope)
     if apart_numbers is not None:
         by_id = {i.id: i for i in live}
         kept = []
@@ -333,10 +384,14 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         store = DatasetStore(workspace)
         meta, items = store.load(dataset)
         by_id = {i.id: i for i in items}
+        apart: list[Edge] = []
         found, used = find_question_clusters(workspace, items, fuzzy_min=fuzzy_min, semantic=semantic,
-                                             semantic_min=semantic_min)
-        result = DupReport(clusters=found, conflicts={}, fixed=fix, semantic=used,
+                                             semantic_min=semantic_min, apart_scope=apart)
+        result = DupReport(clusters=found, conflicts={}, fixed=fix, semantic=used, scope_apart=apart,
                            questions={m: by_id[m].question for c in found for m in c.members})
+        apart_ids = {i for e in apart for i in (e.a, e.b)}
+        result.askers = {i: asker_label(by_id[i]) for i in apart_ids}
+        result.moments = {i: by_id[i].as_of or "latest" for i in apart_ids}
         for n, cluster in enumerate(found):
             disagreement = conflicts(cluster, by_id)
             if disagreement:
@@ -367,6 +422,8 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
                   "label_conflicts": len(result.conflicts), "rejected": len(result.rejected),
                   "review": len(result.review), "unreadable_questions": used.unreadable}
+        if apart:   # said only where scope is in play: an unscoped dataset's record stays as it was
+            counts["kept_apart_by_scope"] = len(apart)
         if too_long := too_long_for_fuzzy([i.question for i in items if i.status != "rejected"]):
             counts["too_long_for_fuzzy"] = too_long
         if result.chunk_groups is not None:

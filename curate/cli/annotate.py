@@ -76,6 +76,12 @@ def push_command(ctx: click.Context, dataset: str, statuses: tuple[str, ...], po
         click.echo(f"  {item_id} not pushed: {why}")
     for item_id, old in sorted(report.kept.items()):
         click.echo(f"  {item_id}: its old record in '{old}' holds answers, so it was kept there")
+    if report.scoped:
+        click.echo("  records show who asks and when, and mark each candidate the asker may not use at that moment")
+    for name in report.without_scope_field:
+        click.echo(f"note: Argilla dataset '{name}' was made before scope and holds answers, so it cannot take the "
+                   f"'Who asks, and when' field: its candidates carry the marks, its records not the asker line "
+                   f"(push to another --argilla-workspace to show it)", err=True)
 
 
 @annotate.command("pull")

@@ -61,6 +61,12 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
                          short(report.questions[member])))
     if rows:
         out.print(table(None, ("cluster", "item", "joined by", "conflict", "", "question"), rows))
+    if report.scope_apart:
+        out.print(f"kept apart: {len(report.scope_apart)} same-question pairs for another asker or moment "
+                  f"(different samples, not duplicates)")
+        out.print(table(None, ("item", "item", "asker", "moment"),
+                        [(e.a, e.b, f"{report.askers[e.a]} / {report.askers[e.b]}",
+                          f"{report.moments[e.a]} / {report.moments[e.b]}") for e in report.scope_apart[:20]]))
     if report.chunk_groups is not None:
         copies = sum(len(g.chunks) for g in report.chunk_groups)
         out.print(f"KB: {len(report.chunk_groups)} groups of duplicate chunks ({copies} chunks) stored as evidence "
@@ -235,6 +241,10 @@ def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: i
         out.print(table("qtype does not fit the evidence", ("item", "why"), sorted(report.misfits.items())))
     if report.unmeasured:
         out.print(table("not graded", ("item", "why"), sorted(report.unmeasured.items())))
+    if report.declined:
+        out.print(f"{len(report.declined)} items graded hard as the system should decline them: no evidence their "
+                  f"asker may use at their moment")
+        out.print(table(None, ("item", "why"), [(i, ", ".join(r)) for i, r in sorted(report.declined.items())]))
     if report.balance is not None:
         b = report.balance
         out.print(f"balanced subset: {len(b.selected)} of {b.size} items tagged {b.tag} "

@@ -15,6 +15,8 @@ from curate.errors import IntegrityError, SchemaVersionError
 from curate.records import DIFFICULTIES
 from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
 from curate.release import diff as run_diff
+from curate.release.scope import scope_lines
+from curate.release.store import scope_report
 from curate.release import export as run_export
 from curate.release import release as run_release
 
@@ -27,6 +29,8 @@ def release(ctx: click.Context, dataset: str, message: str) -> None:
     """Write the next immutable version vN of a dataset."""
     workspace = workspace_of(ctx)
     manifest = run_release(workspace, dataset=dataset, message=message)
+    for line in scope_lines(manifest.scope_report):   # the items to decline, unchecked askers: read first
+        click.echo(line)
     stale = stale_grade(*DatasetStore(workspace).load(dataset))
     if stale:
         click.echo(stale, err=True)
@@ -146,7 +150,12 @@ def show(ctx: click.Context, ref: str) -> None:
     head = f"{ref}: {len(items)} items, KB snapshot {snapshot}"
     if manifest is not None:
         head += f", sha256 {manifest.content_sha256[:16]}, guideline {manifest.guideline_version or 'none'}"
+        scope = manifest.scope_report
+    else:   # a draft: as a release of it now would report it
+        scope = scope_report(workspace, items, snapshot)
     out = console()
     out.print(head)
+    for line in scope_lines(scope):
+        click.echo(line)
     out.print(counts_table(None, counts(items), ("source", "answerable", "language", "qtype", "split",
                                                  "difficulty", "status")))

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from curate.dataset.asker import checked_item, read_asker
 from curate.dataset.locate import Location, Locator, changed_fact, relocate
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import dumps_json
@@ -27,6 +28,7 @@ from curate.records import (
     Evidence,
     KeyPoint,
     Provenance,
+    ScopeSettings,
     evidence_groups,
     extend_with_copies,
 )
@@ -164,6 +166,7 @@ def _describe(entry: dict) -> str:
 
 
 EVIDENCE_MODES = ("all", "any")
+NO_SCOPE = ScopeSettings()
 
 
 def _answers(raw: RawItem, reference: str | None) -> tuple[str | None, list[str]]:
@@ -181,9 +184,11 @@ def _answers(raw: RawItem, reference: str | None) -> tuple[str | None, list[str]
 
 
 def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str, item_id: str,
-               evidence_mode: str = "all", copies: Mapping[str, Sequence[str]] | None = None) -> EvalItem:
+               evidence_mode: str = "all", copies: Mapping[str, Sequence[str]] | None = None,
+               scope: ScopeSettings | None = None) -> EvalItem:
     """Return the EvalItem of one raw record, its evidence located and extended to the `copies` of
-    its chunks (the snapshot's duplicate groups); raise InputError if it cannot be.
+    its chunks (the snapshot's duplicate groups), its asker and moment checked against the `scope`
+    settings (`curate.dataset.asker`); raise InputError if it cannot be.
 
     `evidence_mode` "any" makes the record's relevant evidence alternatives for one fact (finding
     any one counts); "all" (the default) requires each; a record's own `evidence_mode` field wins.
@@ -249,6 +254,9 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     if split is not None and split not in SPLITS:
         raise InputError(f"unknown split {split!r} (one of {', '.join(SPLITS)})", field="split", **where)
     tags = [str(t) for t in _list(raw.fields.get("tags"), raw, "tags")]
+    # an empty CSV cell is a field not given, as for every other field of a CSV row
+    asker = read_asker(raw.fields, scope or NO_SCOPE, raw.label, file=raw.file, line=raw.line,
+                       empty_is_absent=raw.format == "csv")
     if raw.format == "beir" and raw.fields.get("source") in SOURCES:
         source = raw.fields["source"]  # a BEIR folder curate exported keeps each item's source
     if source not in SOURCES:
@@ -259,7 +267,7 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
             id=item_id, question=question, reference_answer=answer, answers=answers, key_points=key_points,
             evidence=evidence,
             answerable=answerable, language=language_of(question), qtype=qtype, split=split, source=source,
-            kb_snapshot=kb_snapshot, tags=tags,
+            kb_snapshot=kb_snapshot, tags=tags, asker_groups=asker.groups, asker_role=asker.role, as_of=asker.as_of,
             provenance=Provenance(file=raw.file, line=raw.line, original_id=original_id, format=raw.format,
                                   extra=dumps_json(raw.extra) if raw.extra else None))
     except ValidationError as exc:
@@ -300,9 +308,10 @@ def derived_id(question: str, taken: set[str]) -> str:
 
 def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: Locator, kb_snapshot: str,
                 existing_ids: set[str], skip_invalid: bool, evidence_mode: str = "all",
-                copies: Mapping[str, Sequence[str]] | None = None) -> tuple[list[EvalItem], list[InputError]]:
-    """Return the items built from `raws` (evidence extended to `copies`) and the errors met; raise if
-    any and not `skip_invalid`."""
+                copies: Mapping[str, Sequence[str]] | None = None,
+                scope: ScopeSettings | None = None) -> tuple[list[EvalItem], list[InputError]]:
+    """Return the items built from `raws` (evidence extended to `copies`, askers and moments checked
+    against the `scope` settings) and the errors met; raise if any and not `skip_invalid`."""
     items: list[EvalItem] = []
     errors: list[InputError] = []
     given: dict[str, str] = {}
@@ -325,10 +334,10 @@ def build_items(raws: Iterable[RawItem | InputError], *, source: str, locator: L
                 question = _text(raw.fields.get("question"), raw, "question", required=True)
                 item_id = derived_id(question, taken)
             if raw.record is not None:
-                item = build_exported(raw, locator=locator, kb_snapshot=kb_snapshot)
+                item = build_exported(raw, locator=locator, kb_snapshot=kb_snapshot, scope=scope)
             else:
                 item = build_item(raw, source=source, locator=locator, kb_snapshot=kb_snapshot, item_id=item_id,
-                                  evidence_mode=evidence_mode, copies=copies)
+                                  evidence_mode=evidence_mode, copies=copies, scope=scope)
             given[item_id] = f"{raw.file}:{raw.line}"
             taken.add(item_id)
             items.append(item)
@@ -378,18 +387,19 @@ def _anchor(evidence: Evidence, source_snapshot: str | None, locator: Locator, k
     return f"evidence {evidence.evidence_id} found again only fuzzily (score {found.match_score:g})" if changed else None
 
 
-def build_exported(raw: RawItem, *, locator: Locator, kb_snapshot: str) -> EvalItem:
+def build_exported(raw: RawItem, *, locator: Locator, kb_snapshot: str, scope: ScopeSettings | None = None,
+                   ) -> EvalItem:
     """Return the item one of curate's own item records holds, as it was exported (id, evidence with
     its ids, grades and alternatives, key points and the evidence they cite, answers, answerable,
-    qtype, split, difficulty, tags, source, status and its history, provenance), anchored in snapshot
-    `kb_snapshot`; the import is added to its status history. Raise InputError naming the field that
-    cannot be carried.
+    qtype, split, difficulty, tags, source, status and its history, provenance, asker and moment),
+    anchored in snapshot `kb_snapshot`; the import is added to its status history. Raise InputError
+    naming the field that cannot be carried (an asker or moment the `scope` settings refuse, too).
 
     An item whose evidence text changed on the way (found only fuzzily in another snapshot) goes
     back from labelled or verified to draft, with the reason."""
     record = raw.record
     where = {"file": raw.file, "line": raw.line}
-    item = record.model_copy(deep=True)
+    item = checked_item(record.model_copy(deep=True), scope or NO_SCOPE, **where)
     ids = [e.evidence_id for e in item.evidence]
     review = []
     for index, evidence in enumerate(item.evidence):

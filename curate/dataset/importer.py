@@ -16,6 +16,7 @@ from curate.formats.squad import read_squad
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, chunk_documents, content_sha256, snapshot_id_of
 from curate.records import ChunkerSettings, EvalItem, extend_evidence, item_groups
+from curate.scope import read_scope_settings
 from curate.workspace import Workspace
 
 
@@ -48,6 +49,7 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
             raise InputError(f"--chunk-size must be at least 1, got {chunk_size}", field="chunk-size")
         store = DatasetStore(workspace)
         snapshots = SnapshotStore(workspace)
+        scope = read_scope_settings(workspace)   # each item's asker and moment is checked against it
         meta, items = store.load_or_new(dataset)
         pending = None
         if format == "auto":
@@ -80,7 +82,7 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         # two copies of a chunk are one group
         copies = KBIndex(workspace, snapshot_id).copies
         new_items, skipped = build_items(raws, source=source, locator=locator, kb_snapshot=snapshot_id,
-                                         evidence_mode=evidence_mode, copies=copies,
+                                         evidence_mode=evidence_mode, copies=copies, scope=scope,
                                          existing_ids={i.id for i in items}, skip_invalid=skip_invalid)
         extend_evidence(new_items, copies)   # curate's own records were built whole: their copies here too
         records = {r.record.id: r.record for r in raws if isinstance(r, RawItem) and r.record is not None}

@@ -44,6 +44,7 @@ from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore
 from curate.progress import progress
 from curate.records import FailureBatch, FailureSource
+from curate.scope import read_scope_settings
 from curate.workspace import Workspace
 
 
@@ -75,6 +76,7 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
     if not logs:
         raise InputError("give at least one production log", field="LOG")
     rules, patterns = load_rules(workspace)
+    scope = read_scope_settings(workspace)
     names = parse_mapping(mapping, LOG_ALIASES)
     logs = [Path(p) for p in logs]
     sources = [read_source(p) for p in logs]
@@ -102,7 +104,7 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
                                   total=source.lines)) for path, source in zip(logs, sources)]
         report = failures_from(rows, items=items, batch=batch, rules=rules, scrubber=Scrubber(patterns),
                                key=batches.key(), index=index, seen={r for b in done for r in b.rows},
-                               skip_docs=set(docs.allow) | set(docs.exclude), skip_invalid=skip_invalid,
+                               skip_docs=set(docs.allow) | set(docs.exclude), skip_invalid=skip_invalid, scope=scope,
                                embed=lambda questions: semantic_pass(workspace, questions, semantic=semantic))
         kept = report.new_items
         changed = bool(kept or batch.counted_on)

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 from curate.checks.clusters import Cluster
 from curate.checks.duplicates import FUZZY_MAX_CHARS, keeper, question_clusters, too_long_for_fuzzy
 from curate.checks.leakage.find import LeakSettings, kb_leaks
+from curate.dataset.asker import read_asker
 from curate.dataset.batches import fingerprint
-from curate.dataset.build import derived_id
+from curate.dataset.build import NO_SCOPE, derived_id
 from curate.errors import InputError, InvalidRecords
 from curate.failures.log import LogRow
 from curate.failures.pii import Scrubber
@@ -36,7 +37,7 @@ from curate.fileio import dumps_json
 from curate.index.embeddings import Embed, SemanticPass, no_embedding
 from curate.index.kb_index import KBIndex
 from curate.records import (UNRELEASED_STATUSES, EvalItem, FailureBatch, FailureSource, Production, ProductionAsked,
-                            PromotedDuplicate, Provenance)
+                            PromotedDuplicate, Provenance, ScopeSettings)
 from curate.text.normalize import fold, language_of
 
 if TYPE_CHECKING:
@@ -73,13 +74,15 @@ class _Question:
 
 
 class _Reader:
-    """Turns failing rows into masked candidates, one per folded question."""
+    """Turns failing rows into masked candidates, one per folded question and asker and moment."""
 
-    def __init__(self, scrubber: Scrubber, index: KBIndex, key: bytes, month: str, batch: str, snapshot_id: str):
+    def __init__(self, scrubber: Scrubber, index: KBIndex, key: bytes, month: str, batch: str, snapshot_id: str,
+                 scope: ScopeSettings):
         self.scrubber, self.index, self.key = scrubber, index, key
-        self.month, self.batch, self.snapshot_id = month, batch, snapshot_id
-        self.questions: dict[str, _Question] = {}
+        self.month, self.batch, self.snapshot_id, self.scope = month, batch, snapshot_id, scope
+        self.questions: dict[tuple, _Question] = {}
         self.unknown_chunks = 0
+        self.groups_masked = 0   # rows whose asker groups held personal data: masked, so they match no chunk
         self._by_text: dict[str, str] | None = None
 
     def chunk_ids(self, row: LogRow) -> list[str]:
@@ -100,12 +103,18 @@ class _Reader:
         return known
 
     def add(self, row: LogRow, failed: list[str], fmt: str) -> None:
-        """Take one failing row: masked, merged into the candidate of its question."""
+        """Take one failing row: masked, merged into the candidate of its question asked by its asker at
+        its moment (the same question for another asker or moment is another sample)."""
         question = row.text("question")
         if question is None:
             raise row.error("missing or empty", "question")
+        # a log's values may be personal data: an error names the field, never the value
+        asker = read_asker(row.fields, self.scope, row.label, file=row.file, line=row.line, empty_is_absent=row.csv,
+                           show_values=False)
         masked = self.scrubber.scrub(question)
-        key = fold(masked)
+        groups = None if asker.groups is None else [self.scrubber.scrub(g) for g in asker.groups]
+        self.groups_masked += groups != asker.groups
+        key = (fold(masked), None if groups is None else tuple(sorted(set(groups))), asker.as_of)
         session = row.text("session")
         entry = self.questions.get(key)
         if entry is None:
@@ -114,8 +123,8 @@ class _Reader:
             original = row.text("id")
             item = EvalItem(
                 id="pending", question=masked, language=language_of(masked), source="production",
-                split="regression", kb_snapshot=self.snapshot_id,
-                tags=list(dict.fromkeys([self.month, *(scrub(t) for t in row.tags)])),
+                split="regression", kb_snapshot=self.snapshot_id, asker_groups=groups, asker_role=asker.role,
+                as_of=asker.as_of, tags=list(dict.fromkeys([self.month, *(scrub(t) for t in row.tags)])),
                 provenance=Provenance(file=Path(row.file).name, line=row.line, format=fmt,
                                       original_id=self.scrubber.scrub_id(original) if original else None),
                 production=Production(answer=scrub(answer) if answer else None, retrieved=self.chunk_ids(row),
@@ -181,7 +190,8 @@ def _count_duplicates(found: Sequence[Cluster], by_id: dict[str, EvalItem], new_
 def failures_from(logs: Sequence[tuple[FailureSource, Iterable[LogRow | InputError]]], *, items: Sequence[EvalItem],
                   batch: FailureBatch, rules: FailureRules, scrubber: Scrubber, key: bytes, index: KBIndex,
                   seen: set[str] | frozenset[str] = frozenset(), skip_docs: set[str] | frozenset[str] = frozenset(),
-                  embed: Embed = no_embedding, skip_invalid: bool = False) -> FailureReport:
+                  embed: Embed = no_embedding, skip_invalid: bool = False,
+                  scope: ScopeSettings | None = None) -> FailureReport:
     """Return what the failing rows of `logs` (each a source record and its rows as `read_log` gives
     them) add to a dataset holding `items`: the report, `batch` filled in (rows, counts, added,
     leaked, duplicates), and the new items in `report.new_items`.
@@ -189,7 +199,8 @@ def failures_from(logs: Sequence[tuple[FailureSource, Iterable[LogRow | InputErr
     A duplicate's rows are counted on the item it repeats, so the existing `items` they repeat are
     changed in place; nothing else given is. `seen` holds the fingerprints (keyed by `key`) of rows
     earlier batches took; `skip_docs` the documents the leakage check leaves out; `embed` compares
-    the questions by meaning (none by default). A bad row raises InvalidRecords unless `skip_invalid`.
+    the questions by meaning (none by default). A row's asker and moment are checked against the `scope`
+    settings and kept on its item. A bad row raises InvalidRecords unless `skip_invalid`.
 
     >>> rules = FailureRules(frozenset({"down"}), 2, 5, frozenset(), frozenset())
     >>> rows = [LogRow(file="log.jsonl", line=1, fields={"question": "Why is 13812345678 blocked?"}, names={},
@@ -202,7 +213,7 @@ def failures_from(logs: Sequence[tuple[FailureSource, Iterable[LogRow | InputErr
     [('Why is [PHONE] blocked?', 'regression', 'needs_evidence')]
     """
     month = batch.month
-    reader = _Reader(scrubber, index, key, month, batch.batch, index.snapshot_id)
+    reader = _Reader(scrubber, index, key, month, batch.batch, index.snapshot_id, scope or NO_SCOPE)
     seen = set(seen)
     counts, by_rule, by_hint, unnamed = Counter(), Counter(), Counter(), Counter()
     errors: list[InputError] = []
@@ -265,11 +276,13 @@ def failures_from(logs: Sequence[tuple[FailureSource, Iterable[LogRow | InputErr
     # production asks the same things again and again, and a repeat need not be embedded)
     # Two questions one character apart that name another year or code ask different things: such a
     # fuzzy or semantic match is no duplicate (`numbers_of`); it is recorded, and the new item added.
+    # The same question asked for another asker or at another moment is another sample: kept apart, added.
     apart: list = []
-    found, _ = question_clusters([*items, *candidates], apart_numbers=apart)
+    scope_apart: list = []
+    found, _ = question_clusters([*items, *candidates], apart_numbers=apart, apart_scope=scope_apart)
     duplicates = _count_duplicates(found, by_id, new_ids, own_rows, month, batch)
     survivors = [c for c in candidates if c.id in new_ids]
-    found, used = question_clusters([*items, *survivors], embed=embed, apart_numbers=apart)
+    found, used = question_clusters([*items, *survivors], embed=embed, apart_numbers=apart, apart_scope=scope_apart)
     duplicates += _count_duplicates(found, by_id, new_ids, own_rows, month, batch)
     existing = {i.id for i in items}
     pairs = {tuple(sorted((e.a, e.b), key=lambda i: (i not in new_ids, i))) for e in apart}
@@ -307,5 +320,9 @@ def failures_from(logs: Sequence[tuple[FailureSource, Iterable[LogRow | InputErr
         "numbers_differ": len(batch.numbers_differ), "regression_before": len(regression),
         "regression_after": len(regression) + len(batch.added),
         "semantically_deduplicated": int(used.vectors is not None and not used.degraded)})
+    # said only where askers or moments are in play, so a batch without them records what it did before
+    kept_apart = {tuple(sorted((e.a, e.b))) for e in scope_apart if new_ids.intersection((e.a, e.b))}
+    counts.update({k: v for k, v in (("kept_apart_by_scope", len(kept_apart)),
+                                     ("asker_groups_masked", reader.groups_masked)) if v})
     batch.counts = dict(counts)
     return report

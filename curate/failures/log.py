@@ -33,6 +33,11 @@ LOG_ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp": ("timestamp", "time", "ts", "created_at", "date"),
     "session": ("session_id", "session", "user_id", "user", "conversation_id"),
     "run_id": ("run_id",),
+    # who asked and when, as `curate import` reads them (curate.dataset.asker); no bare `role` (a chat
+    # message's role in most logs) and no bare `date` (the row's timestamp)
+    "asker_groups": ("asker_groups", "user_groups"),
+    "asker_role": ("asker_role", "user_role"),
+    "as_of": ("as_of", "asked_at", "kb_version"),
 }
 _CANONICAL = {alias: name for name, aliases in LOG_ALIASES.items() for alias in aliases}
 _LISTS = {"retrieved_ids", "contexts", "tags"}
@@ -51,6 +56,7 @@ class LogRow:
     rating: float | None = None
     tags: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
+    csv: bool = False   # an empty cell is a field not given
 
     def label(self, name: str) -> str:
         """Return the field name the log used for canonical field `name`."""
@@ -184,7 +190,7 @@ def read_log(path: Path, mapping: dict[str, str], encoding: str = "utf-8") -> It
                 for name in _LISTS & fields.keys():
                     if isinstance(fields[name], str):
                         fields[name] = csv_list(fields[name], name != "contexts")
-            yield _read(LogRow(file, line, fields, names))
+            yield _read(LogRow(file, line, fields, names, csv=csv_file))
         except JSONValueError as exc:
             yield InputError(exc.message, file=file, line=line, field=names.get(name, name))
         except InputError as exc:

@@ -110,7 +110,8 @@ def read_beir(folder: Path, encoding: str = "utf-8") -> tuple[list[Document], li
         fields: dict = {"id": query_id or None, "question": record.get("text")}
         splits = {split for _, _, split in judged}
         if ours is not None:
-            for key in ("reference_answer", "answers", "key_points", "answerable", "qtype", "split", "tags", "source"):
+            for key in ("reference_answer", "answers", "key_points", "answerable", "qtype", "split", "tags", "source",
+                        "asker_groups", "asker_role", "as_of"):
                 if ours.get(key) is not None:
                     fields[key] = ours[key]
         elif len(splits) == 1 and next(iter(splits)) in ("dev", "test", "regression"):
@@ -172,7 +173,8 @@ def write_beir(out: Path, items: Sequence[EvalItem], chunks: Sequence[Chunk]) ->
         for chunk_id, grade in grades.items():
             by_split[item.split or "test"].append((item.id, chunk_id, grade))
         ours = item.model_dump(mode="json", include={"reference_answer", "answers", "key_points", "answerable",
-                                                       "qtype", "split", "tags", "source"})
+                                                       "qtype", "split", "tags", "source", "asker_groups",
+                                                       "asker_role", "as_of"})
         ours["evidence"] = [e.model_dump(mode="json", include={"doc_id", "start", "end", "text", "chunk_ids", "grade",
                                                                "any_of"})
                             for e in item.evidence if e.chunk_ids]

@@ -31,9 +31,18 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "qtype": ("qtype",),
     "split": ("split",),
     "tags": ("tags",),
+    # the asker and the moment (curate.dataset.asker); `role`, `groups`, `version` and `date` alone are left
+    # out: in exported chat logs and other tools' rows they name other things (a message's role, a
+    # document's groups, a schema or app version, when a row was written)
+    "asker_groups": ("asker_groups", "user_groups"),
+    "asker_role": ("asker_role", "user_role"),
+    "as_of": ("as_of", "asked_at", "kb_version"),
 }
 CANONICAL = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
 LIST_FIELDS = {"key_points", "evidence", "evidence_ids", "evidence_texts", "tags", "answers"}
+# list cells that may also be split at ; and , (not texts, which hold commas); asker_groups cells are read
+# by curate.dataset.asker, where an empty cell is an asker not given, not one in no group
+SPLIT_FIELDS = {"tags", "evidence_ids"}
 
 
 @dataclass
@@ -149,7 +158,7 @@ def read_raw_items(path: Path, mapping: dict[str, str] | None = None, encoding: 
             else:
                 if fmt == "csv" and name in LIST_FIELDS and isinstance(value, str):
                     try:
-                        value = csv_list(value, name in ("tags", "evidence_ids"))
+                        value = csv_list(value, name in SPLIT_FIELDS)
                     except JSONValueError as exc:
                         error = InputError(exc.message, file=file, line=line, field=key + (exc.field or ""))
                 fields[name] = value

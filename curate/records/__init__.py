@@ -83,7 +83,7 @@ from curate.records.kb import (
     SnapshotManifest,
     WithheldPair,
 )
-from curate.records.release import ReleaseManifest
+from curate.records.release import ReleaseManifest, ReleaseScope
 from curate.records.scope import Scope, ScopeRule, ScopeSettings, UnusableEvidence
 from curate.records.reports import (
     ConsistencyOutcome,
@@ -100,7 +100,7 @@ __all__ = [
     "Difficulty", "DifficultyCheck", "Document", "DuplicateCluster", "EmbeddingKeys", "DuplicateEdge", "DuplicatesCheck",
     "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
-    "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "SOURCES", "SPLITS",
+    "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "ReleaseScope", "SOURCES", "SPLITS",
     "STATUSES", "Scope", "ScopeCount", "ScopeCounts", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

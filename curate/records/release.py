@@ -4,9 +4,29 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from curate.records.base import VersionedRecord
+from curate.records.base import Record, VersionedRecord
 from curate.records.checks import DatasetChecks, upgrade_checks
 from curate.records.scope import ScopeSettings
+
+
+class ReleaseScope(Record):
+    """Who a release's items are asked by and at which moment, and the items scope leaves without usable
+    evidence, computed with `curate.scope.usable_view` against the release's KB snapshot and `[scope]`
+    settings (see ../shared/DESIGN.md, "Scope")."""
+
+    by_asker: dict[str, int] = Field(
+        description="Items by who asks: `role:NAME`, `groups:A,B` (sorted), `groups:[]` (may see only what everyone "
+        "may), `no asker` (not known: what it may see is not checked).")
+    by_moment: dict[str, int] = Field(description="Items by `as_of`: a date, a version label, or `latest`.")
+    should_decline: dict[str, list[str]] = Field(
+        default_factory=dict, description="Reason -> ids of the answerable items whose every evidence is unusable "
+        "to their asker at their moment (forbidden, superseded, not_yet_valid, expired, later_version; an item "
+        "under each of its reasons): legitimate items the system should decline, listed so a team sees them.")
+    kb_groups: bool = Field(False, description="Whether any chunk of the KB snapshot has access groups.")
+    unchecked: int = Field(0, description="Items that name no asker while the KB has access groups: what their "
+                           "asker may see is not checked.")
+    undecided: int = Field(0, description="Checks that met a date moment and a chunk with only a version label (or "
+                           "the reverse): counted as holding, as they cannot be compared.")
 
 
 class ReleaseManifest(VersionedRecord):
@@ -35,6 +55,9 @@ class ReleaseManifest(VersionedRecord):
         None, description="The curate.toml [scope] settings in force at release time (version order, groups, "
         "roles), which evalrun checks the release's runs with; None: none were set (natural version order, "
         "any group).")
+    scope_report: ReleaseScope | None = Field(
+        None, description="Askers and moments of the items and those scope leaves without usable evidence; None "
+        "when no item names an asker or a moment and no chunk of the KB snapshot has a scope.")
     items: int = Field(description="Number of items released.")
     counts: dict[str, dict[str, int]] = Field(
         description="Counts by split, difficulty, qtype, source, status, language and answerable.")

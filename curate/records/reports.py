@@ -69,3 +69,6 @@ class DuplicatesReport(VersionedRecord):
     withheld: list[WithheldPair] = Field(default_factory=list,
                                          description="Near chunks not joined: they differ in a number, date, ...")
     undone: list[str] = Field(default_factory=list, description="Duplicate-chunk groups taken apart (--undo).")
+    scope_apart: list[DuplicateEdge] = Field(
+        default_factory=list, description="The same question asked for another asker or at another moment "
+        "(asker_groups, as_of): different samples, never duplicates; one pair per further asker or moment.")

@@ -18,10 +18,13 @@ from curate.errors import CurateError, IntegrityError, NotFound
 from curate.dataset.batches import FailureBatches, changelog_lines
 from curate.fileio import atomic_directory, jsonl_bytes, sha256_bytes
 from curate.guidelines import workspace_guideline_version
-from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, ScopeSettings, now
+from curate.records import SPLITS, UNRELEASED_STATUSES, EvalItem, ReleaseManifest, ReleaseScope, ScopeSettings, now
 from curate.formats.hf import card, release_row
 from curate.release.changes import changes, counts
 from curate.release.load import CARD, MANIFEST, check_release, content_sha256, load_release
+from curate.release.scope import release_scope
+from curate.kb import SnapshotStore
+from curate.dataset.asker import names_scope
 from curate.scope import read_scope_settings
 from curate.version import __version__
 from curate.workspace import Workspace
@@ -106,7 +109,9 @@ def _changelog(releases: Releases, version: str) -> dict:
 
 def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManifest:
     """Write the next immutable version of `dataset` and return its manifest; damaged releases are
-    passed over for the parent and named in the manifest's `skipped_damaged`."""
+    passed over for the parent and named in the manifest's `skipped_damaged`. The manifest records the
+    `[scope]` settings and what scope does to the items (`scope_report`: askers, moments, the items to
+    decline)."""
     with DatasetStore(workspace).writing(dataset):
         store = DatasetStore(workspace)
         meta, draft = store.load(dataset)
@@ -122,6 +127,8 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             by_split.setdefault(item.split or "unassigned", []).append(item)
         guideline = workspace_guideline_version(workspace)
         scope = read_scope_settings(workspace)
+        # who asks and when, and the items scope leaves without usable evidence (reported, never refused)
+        report = scope_report(workspace, chosen, meta.kb_snapshot, scope)
         # A check speaks for this release only if it saw exactly these items (as far as it reads them).
         checks = meta.checks.model_copy(deep=True)
         for record in checks.present().values():
@@ -162,7 +169,7 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             manifest = ReleaseManifest(
                 name=dataset, version=version, parent_version=parent, created_at=now(), message=message.strip(),
                 content_sha256="", files=files, kb_snapshot=meta.kb_snapshot, guideline_version=guideline,
-                scope=None if scope == ScopeSettings() else scope,
+                scope=None if scope == ScopeSettings() else scope, scope_report=report,
                 items=len(chosen), counts=counts(chosen), checks=checks,
                 excluded=dict(Counter(i.status for i in draft if i.status in UNRELEASED_STATUSES)),
                 changelog=changelog, skipped_damaged=skipped, curate_version=__version__)
@@ -181,6 +188,44 @@ def release(workspace: Workspace, *, dataset: str, message: str) -> ReleaseManif
             batch.released_in = version
             batch.write(batches.path(batch.batch))
         return manifest
+
+
+def scope_report(workspace: Workspace, items: list[EvalItem], snapshot_id: str | None,
+                 settings: ScopeSettings | None = None) -> ReleaseScope | None:
+    """Return the scope report of `items` against their KB snapshot under the workspace's `[scope]`
+    settings (`curate.release.scope.release_scope`); a snapshot that is gone matters only when an item
+    names an asker or a moment (a release never needed its snapshot before scope)."""
+    asked = any(names_scope(i) for i in items)
+    if not asked and not (snapshot_id and _scoped_snapshot(workspace, snapshot_id)):
+        return None   # nothing scoped: the snapshot's chunks are not read (1.8 s for 100,000 of them)
+    settings = settings or read_scope_settings(workspace)
+    try:
+        chunks = SnapshotStore(workspace).chunks(snapshot_id) if snapshot_id else []
+    except NotFound:
+        raise CurateError(f"items name an asker or a moment, and their KB snapshot {snapshot_id} is not in this "
+                          f"workspace to check them against") from None
+    return release_scope(items, chunks, settings, snapshot_id)
+
+
+_SCOPED = b'"scope":{'
+BLOCK = 1 << 22   # bytes read at a time
+
+
+def _scoped_snapshot(workspace: Workspace, snapshot_id: str) -> bool:
+    """Return whether any chunk of a stored snapshot has a scope, from the bytes of its chunks.jsonl:
+    written as canonical JSON, an unscoped chunk reads `"scope":null` and a scoped one `"scope":{`
+    (a scan of 100,000 chunks takes tens of milliseconds, reading them whole 1.8 s)."""
+    path = SnapshotStore(workspace).root / snapshot_id / "chunks.jsonl"
+    if not path.is_file():
+        return False
+    tail = b""
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(BLOCK), b""):
+            seen = tail + block
+            if _SCOPED in seen:
+                return True
+            tail = seen[-(len(_SCOPED) - 1):]   # the pattern may straddle blocks
+    return False
 
 
 def resolve_items(workspace: Workspace, ref: str) -> tuple[list[EvalItem], ReleaseManifest | None, str | None]:

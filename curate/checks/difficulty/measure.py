@@ -18,6 +18,10 @@ is left out rather than stored as None):
   the exports and evalrun's scoring use: two quotes of one text (or of copies) are one group, two
   facts quoted from one chunk are two.
 - `key_points`, `documents` (distinct documents of the relevant evidence), `answerable` (1/0).
+- `unusable_evidence`: evidence the item's asker may not use at its moment (`curate.scope.usable_view`:
+  forbidden to the asker, superseded, not yet valid, expired, a later version), left out of every other
+  feature; absent when none. `declined`: 1 when that leaves an answerable item no usable evidence:
+  graded as the system should decline it (hard, as unanswerable items are), never as a retrieval miss.
 - `conditions`, `negations`: cue words in the question (`ZH_CONDITIONS`, `ZH_NEGATIONS`,
   `EN_CONDITIONS`, `EN_NEGATIONS` in `curate.checks.difficulty.features`, each pattern one count),
   leaving out a cue inside a span the question copies verbatim from its relevant evidence texts (a
@@ -28,7 +32,8 @@ is left out rather than stored as None):
   when no gold chunk is retrieved) that are near misses: at least `DifficultyRules.near_miss_share` of
   the chunk's distinct character 4-grams (folded text) occur in one gold chunk.
 
-Gold chunks are the chunks of relevant evidence and their copies; finding any one counts.
+Gold chunks are the chunks of relevant evidence and their copies; finding any one counts. Where the KB
+has scope, every feature is measured over the evidence the item's asker may use at its moment.
 
 The rule (thresholds in `DifficultyRules`, in `curate.checks.difficulty.rule`):
 
@@ -65,10 +70,12 @@ from curate.checks.difficulty.dense import DenseRanks, dense_ranks
 from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
+from curate.dataset.asker import scope_index, view
 from curate.dataset.staleness import stale_checks
 from curate.errors import InputError
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
+from curate.scope import ScopeIndex, read_scope_settings
 from curate.records import (
     DIFFICULTIES,
     UNRELEASED_STATUSES,
@@ -109,6 +116,7 @@ class DifficultyReport:
     by_qtype: dict[str, Mix] = field(default_factory=dict)
     misfits: dict[str, str] = field(default_factory=dict)     # item id -> why its qtype does not fit
     unmeasured: dict[str, str] = field(default_factory=dict)  # item id -> why it has no difficulty
+    declined: dict[str, list[str]] = field(default_factory=dict)  # item id -> why its asker has no usable evidence
     balance: Balance | None = None
     record: DifficultyCheck | None = None                    # what went into meta.checks.difficulty
     notes: list[str] = field(default_factory=list)           # stages skipped or degraded, one line each
@@ -141,14 +149,27 @@ def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set
     return features, gold
 
 
+def scoped_features(item: EvalItem, index: KBIndex, scope: ScopeIndex) -> tuple[EvalItem, dict[str, float], set[int]]:
+    """Return the item as its asker may use it at its moment, its `item_features` over that (with
+    `unusable_evidence` and `declined` when scope left evidence out), and its gold chunks' positions."""
+    seen = view(item, scope)
+    features, gold = item_features(seen.item, index)
+    if seen.unusable:
+        features["unusable_evidence"] = float(len(seen.unusable))
+    if seen.declined_because:
+        features["declined"] = 1.0
+    return seen.item, features, gold
+
+
 def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool | None, k: int,
-             rules: DifficultyRules, notify: Callable[[str], None] | None,
+             rules: DifficultyRules, notify: Callable[[str], None] | None, scope: ScopeIndex,
              ) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
-    """Return (features, why it could not be measured, or None) of every item, and the dense ranks."""
+    """Return (features, why it could not be measured, or None) of every item, measured over the
+    evidence its asker may use at its moment, and the dense ranks."""
     measured = []
     gold_of: dict[int, set[int]] = {}
-    for n, item in enumerate(items):
-        features, gold = item_features(item, index)
+    for n, original in enumerate(items):
+        item, features, gold = scoped_features(original, index, scope)
         unmeasured = None
         if gold:
             gold_of[n] = gold
@@ -212,9 +233,10 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
             raise InputError(f"dataset '{dataset}' has no KB snapshot to grade against", field="dataset")
         live = [i for i in items if i.status not in UNRELEASED_STATUSES]
         index = KBIndex(workspace, meta.kb_snapshot)
+        scope = scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
         report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
                                   target={d: float(s) for d, s in shares.items()}, notes=notes)
-        measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say)
+        measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say, scope=scope)
         if ranks.note:
             say(ranks.note)
         for item, (features, unmeasured) in zip(live, measured):
@@ -222,7 +244,12 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
             report.items.append(ItemDifficulty(item.id, item.qtype, item.language, difficulty, why, features))
             if unmeasured:
                 report.unmeasured[item.id] = unmeasured
-            misfit = type_misfit(item.qtype, item.answerable, int(features["evidence_groups"]))
+            if features.get("declined"):
+                report.declined[item.id] = view(item, scope).declined_because
+            # the qtype says what the question needs from the KB, whoever asks: its fit is judged on all evidence
+            groups = features["evidence_groups"] if "unusable_evidence" not in features else len(
+                item_groups(item, index.copies))
+            misfit = type_misfit(item.qtype, item.answerable, int(groups))
             if misfit:
                 report.misfits[item.id] = misfit
             if item.difficulty != difficulty or item.difficulty_features != features:

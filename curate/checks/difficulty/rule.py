@@ -18,7 +18,8 @@ class DifficultyRules:
     near_miss_share: float = 0.5      # share of a chunk's 4-grams found in a gold chunk: a near miss
 
 def classify(features: Mapping[str, float], rules: DifficultyRules = DifficultyRules()) -> tuple[str, str]:
-    """Return (difficulty, why) of an item's features under the rule of the module docstring.
+    """Return (difficulty, why) of an item's features under the rule of the module docstring (an item
+    the system should decline, `declined`, is hard as an unanswerable one is).
 
     >>> classify({"answerable": 1, "evidence_groups": 1, "lexical_overlap": 0.8, "conditions": 0,
     ...           "negations": 0, "bm25_rank": 1, "confusable_above": 0})
@@ -28,7 +29,9 @@ def classify(features: Mapping[str, float], rules: DifficultyRules = DifficultyR
     'medium'
     """
     if not features["answerable"]:
-        return "hard", "unanswerable"
+        # an item whose asker may use none of its evidence is one the system should decline: graded so
+        return "hard", "should decline: no evidence its asker may use at its moment" if features.get(
+            "declined") else "unanswerable"
     overlap = features["lexical_overlap"]
     constraints = int(features["conditions"] + features["negations"])
     confusable = int(features.get("confusable_above", 0))

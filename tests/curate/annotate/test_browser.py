@@ -153,3 +153,34 @@ def test_an_annotator_labels_in_the_browser_and_pull_brings_it_back(chromium, te
             assert supported == label.expected_points, item_id
     assert items["t-5"].qtype == "unanswerable"
     assert {i.status for i in items.values() if i.id not in LABELS} == {"draft"}
+
+
+def test_an_annotator_sees_who_asks_when_and_the_marks_rendered(chromium, curate, argilla_server, monkeypatch, tmp_path):
+    """The scope field and a candidate's mark, as the web UI draws them: text, and Markdown rendered."""
+    import argilla as rg
+
+    from tests.support.scoped import scoped_kb
+    monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
+    monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
+    scoped_kb(curate.workspace)
+    data = os.path.join(os.path.dirname(__file__), "..", "dataset", "data", "scoped_items.jsonl")
+    curate("import", data, "--dataset", "hr", "--source", "human", "--kb", "policies")
+    space = "v" + uuid.uuid4().hex[:8]
+    push(curate.workspace, dataset="hr", pool_k=4, argilla_workspace=space)
+    client = rg.Argilla(api_url=argilla_server.url, api_key=argilla_server.api_key)
+    user = rg.User(username=f"ann-{space}", password=PASSWORD, role="annotator", client=client).create()
+    client.workspaces(space).add_user(user)
+    holder = next(d.name for d in client.workspaces(space).datasets
+                  if any(str(r.id) == "s-3" for r in client.datasets(name=d.name, workspace=space).records()))
+    with annotator_page(argilla_server.url) as (page, console):
+        ui = ArgillaUI(page)
+        ui.sign_in(user.username, PASSWORD)
+        ui.open_dataset(holder)
+        ui.search("L5")                        # s-3 (staff) and s-6 (hr) ask it: the one staff asks
+        ui.show_record("Asked by: groups staff")
+        shown = page.locator(".wrapper__records")
+        text, html = shown.inner_text(), shown.inner_html()
+        page.screenshot(path=tmp_path / "scope-record.png")
+    assert "Who asks, and when" in text and "Asked by: groups staff" in text
+    assert "⚠ Not usable for this asker at this moment: the asker may not see it (visible to hr, manager)." in text
+    assert "<strong>Not usable for this asker at this moment</strong>" in html and "**" not in text
