@@ -207,25 +207,13 @@ def scope_report(workspace: Workspace, items: list[EvalItem], snapshot_id: str |
     return release_scope(items, chunks, settings, snapshot_id)
 
 
-_SCOPED = b'"scope":{'
-BLOCK = 1 << 22   # bytes read at a time
-
-
 def _scoped_snapshot(workspace: Workspace, snapshot_id: str) -> bool:
-    """Return whether any chunk of a stored snapshot has a scope, from the bytes of its chunks.jsonl:
-    written as canonical JSON, an unscoped chunk reads `"scope":null` and a scoped one `"scope":{`
-    (a scan of 100,000 chunks takes tens of milliseconds, reading them whole 1.8 s)."""
-    path = SnapshotStore(workspace).root / snapshot_id / "chunks.jsonl"
-    if not path.is_file():
+    """Return whether any chunk of a stored snapshot has a scope, from its manifest's counts (a snapshot
+    that is gone has none to check against)."""
+    try:
+        return SnapshotStore(workspace).manifest(snapshot_id).scope is not None
+    except NotFound:
         return False
-    tail = b""
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(BLOCK), b""):
-            seen = tail + block
-            if _SCOPED in seen:
-                return True
-            tail = seen[-(len(_SCOPED) - 1):]   # the pattern may straddle blocks
-    return False
 
 
 def resolve_items(workspace: Workspace, ref: str) -> tuple[list[EvalItem], ReleaseManifest | None, str | None]:

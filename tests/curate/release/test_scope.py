@@ -90,10 +90,7 @@ def test_a_release_needs_its_kb_snapshot_only_when_items_name_an_asker_or_a_mome
                                      f"not in this workspace to check them against")
 
 
-@pytest.mark.parametrize("block", [3, 4096])
-def test_a_scoped_kb_with_no_asker_anywhere_is_reported_unchecked(curate, tmp_path, monkeypatch, block):
-    from curate.release import store
-    monkeypatch.setattr(store, "BLOCK", block)   # the scan finds the scope however the file is read
+def test_a_scoped_kb_with_no_asker_anywhere_is_reported_unchecked(curate, tmp_path):
     scoped_kb(curate.workspace, settings=False)
     path = tmp_path / "plain.jsonl"
     path.write_text('{"id": "p-1", "question": "What does level L5 pay?", "evidence": ["level L5 pays"]}\n'
