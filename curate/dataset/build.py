@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from curate.dataset.asker import checked_item, read_asker
 from curate.dataset.locate import Location, Locator, changed_fact, relocate
+from curate.scope import parse_moment
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import dumps_json
 from curate.formats.raw import RawItem
@@ -141,8 +142,9 @@ def _check_entry(entry: dict, raw: RawItem, label: str) -> None:
         raise InputError("a span needs its doc_id", field=f"{label}.doc_id", **where)
 
 
-def locate_entry(entry: dict, locator: Locator) -> Location | None:
-    """Return where an evidence entry sits in the locator's snapshot, or None."""
+def locate_entry(entry: dict, locator: Locator, usable: Callable[[str], bool] | None = None) -> Location | None:
+    """Return where an evidence entry sits in the locator's snapshot, or None; a quoted text found in
+    several places goes where a chunk is `usable` (by the item's asker at its moment), if anywhere."""
     if entry.get("chunk_id") is not None:
         return locator.by_chunk_id(str(entry["chunk_id"]))
     if entry.get("doc_id") is not None and entry.get("start") is not None and entry.get("end") is not None:
@@ -150,7 +152,7 @@ def locate_entry(entry: dict, locator: Locator) -> Location | None:
         if found is not None:
             return found
     if entry.get("text"):
-        return locator.by_text(str(entry["text"]), entry.get("doc_id"))
+        return locator.by_text(str(entry["text"]), entry.get("doc_id"), usable)
     return None
 
 
@@ -206,9 +208,13 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     if mode not in EVIDENCE_MODES:
         raise InputError(f"unknown evidence mode {mode!r} (all: each passage is needed; any: any one passage "
                          f"states the fact)", field=raw.label("evidence_mode"), **where)
+    # an empty CSV cell is a field not given, as for every other field of a CSV row
+    asker = read_asker(raw.fields, scope or NO_SCOPE, raw.label, file=raw.file, line=raw.line,
+                       empty_is_absent=raw.format == "csv")
+    usable = locator.usable_for(asker.groups, None if asker.as_of is None else parse_moment(asker.as_of))
     evidence = []
     for label, entry in _evidence_entries(raw, locator):
-        found = locate_entry(entry, locator)
+        found = locate_entry(entry, locator, usable)
         if found is None:
             raise InputError(_describe(entry), field=label, **where)
         if not found.chunk_ids:
@@ -254,9 +260,6 @@ def build_item(raw: RawItem, *, source: str, locator: Locator, kb_snapshot: str,
     if split is not None and split not in SPLITS:
         raise InputError(f"unknown split {split!r} (one of {', '.join(SPLITS)})", field="split", **where)
     tags = [str(t) for t in _list(raw.fields.get("tags"), raw, "tags")]
-    # an empty CSV cell is a field not given, as for every other field of a CSV row
-    asker = read_asker(raw.fields, scope or NO_SCOPE, raw.label, file=raw.file, line=raw.line,
-                       empty_is_absent=raw.format == "csv")
     if raw.format == "beir" and raw.fields.get("source") in SOURCES:
         source = raw.fields["source"]  # a BEIR folder curate exported keeps each item's source
     if source not in SOURCES:

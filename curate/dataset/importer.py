@@ -6,6 +6,7 @@ from pathlib import Path
 
 from collections.abc import Iterable
 
+from curate.dataset.asker import scope_index
 from curate.dataset.build import EVIDENCE_MODES, ImportReport, build_items, summarize_locations
 from curate.dataset.locate import Locator
 from curate.dataset.store import DatasetStore
@@ -55,7 +56,9 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         if format == "auto":
             raws = list(read_raw_items(path, parse_mapping(mapping), encoding))
             snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
-            locator = Locator(snapshots.chunks(snapshot_id), snapshots.documents(snapshot_id), min_score)
+            chunks = snapshots.chunks(snapshot_id)
+            locator = Locator(chunks, snapshots.documents(snapshot_id), min_score,
+                              scope=scope_index(chunks, scope, snapshot_id))
         elif format in ("beir", "squad"):
             if mapping:
                 raise InputError("--map applies to JSONL/CSV files, not to --format " + format, field="map")

@@ -16,7 +16,7 @@ import bisect
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,11 +24,14 @@ from rapidfuzz import fuzz
 
 from curate.index.ngrams import GramPositions
 from curate.records import Chunk, Document, Evidence
+from curate.scope import Moment, ScopeIndex
 from curate.text.normalize import holds_cjk, normalize_with_map, squeeze_spaces
 from curate.text.salient import salient_difference
 
 _SEPARATOR = "\x00"
 NOT_FOUND = "its text is not in the snapshot (exact, normalised or fuzzy)"
+# Places of one quote weighed for scope at most: a sentence of boilerplate may stand on every page.
+MAX_PLACES = 200
 # Gram length of the fuzzy prefilter: 3 characters are far rarer than 2 in English (fewer texts to
 # align) and still leave a bound that rules most texts out (4 would leave too weak a bound).
 PREFILTER_N = 3
@@ -46,6 +49,8 @@ class Location:
     located_by: str
     match_score: float = 100.0
     partial: bool = False
+    elsewhere: int = 0
+    """Other places holding the same text when a usable one was looked for (see `Locator.by_text`)."""
 
 
 @dataclass
@@ -141,38 +146,41 @@ class _Corpus:
         key, offset = self.where(first)
         return key, offset, offset + (last - first)
 
-    def find(self, needle: str, key: str | None = None) -> tuple[str, int, int] | None:
-        """Return (key, start, end) of the first exact occurrence, optionally within one text."""
+    def find(self, needle: str, key: str | None = None) -> Iterator[tuple[str, int, int]]:
+        """Yield (key, start, end) of each exact occurrence, in corpus order, optionally within one text."""
         lo, hi = 0, len(self.joined)
         if key is not None:
             slot = self.slots[key]
             lo = self.offsets[slot]
             hi = self.offsets[slot + 1] - 1 if slot + 1 < len(self.offsets) else len(self.joined)
         hit = self.joined.find(needle, lo, hi)
-        if hit < 0:
-            return None
-        found_key, offset = self.where(hit)
-        return found_key, offset, offset + len(needle)
+        while hit >= 0:
+            found_key, offset = self.where(hit)
+            yield found_key, offset, offset + len(needle)
+            hit = self.joined.find(needle, hit + 1, hi)
 
-    def find_normalized(self, needle: str, key: str | None = None) -> tuple[str, int, int] | None:
-        """Return (key, start, end) in original offsets of a match after normalisation (white space
-        squeezed out when the needle holds CJK)."""
+    def find_normalized(self, needle: str, key: str | None = None) -> Iterator[tuple[str, int, int]]:
+        """Yield (key, start, end) in original offsets of each match after normalisation (white space
+        squeezed out when the needle holds CJK), in corpus order."""
         form = self.form(squeezed=holds_cjk(needle))
         target = form.prepare(needle)
         if not target:
-            return None
+            return
         lo, hi = (0, len(form.text)) if key is None else form.bounds(self.slots[key])
         hit = form.text.find(target, lo, hi)
-        if hit < 0:
-            return None
-        return self.span_of(form, hit, hit + len(target))
+        while hit >= 0:
+            yield self.span_of(form, hit, hit + len(target))
+            hit = form.text.find(target, hit + 1, hi)
 
 
 class Locator:
     """Finds evidence in one snapshot's documents and chunks."""
 
-    def __init__(self, chunks: Sequence[Chunk], documents: Sequence[Document] = (), min_score: float = 90.0):
+    def __init__(self, chunks: Sequence[Chunk], documents: Sequence[Document] = (), min_score: float = 90.0,
+                 scope: ScopeIndex | None = None):
         self.chunks = {c.chunk_id: c for c in chunks}
+        self.scope = scope if scope is not None and scope.scoped else None
+        """The chunks' scope, when any has one: a quote is then placed where its item's asker may use it."""
         self.documents = {d.doc_id: d for d in documents}
         self.min_score = min_score
         self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
@@ -229,10 +237,14 @@ class Locator:
             return None
         return Location(doc_id, start, end, span_text, holding, "span", partial=True)
 
-    def by_text(self, quote: str, doc_id: str | None = None) -> Location | None:
+    def by_text(self, quote: str, doc_id: str | None = None,
+                usable: Callable[[str], bool] | None = None) -> Location | None:
         """Return where `quote` sits: exact, then after normalisation, then fuzzy (>= min_score).
 
-        With `doc_id`, only that document is searched.
+        With `doc_id`, only that document is searched. A text found in several places is placed at the
+        first, or, with `usable` (is this chunk usable by the item's asker at its moment?), at the first
+        place one of whose chunks is usable: when a sentence stands unchanged in the 2025 and the 2026
+        policy, a question asked in 2026 quotes the 2026 one (`Location.elsewhere` counts the others).
         """
         quote = quote.strip()
         if not quote:
@@ -240,15 +252,42 @@ class Locator:
         key = doc_id if (doc_id is not None and self.documents) else None
         if doc_id is not None and self.documents and doc_id not in self.documents:
             return None
-        hit = self._corpus.find(quote, key)
-        if hit is not None:
-            return self._to_location(*hit, "exact", 100.0)
-        hit = self._corpus.find_normalized(quote, key)
-        if hit is not None:
-            found = self._to_location(*hit, "normalized", 100.0)
+        found = self._first_usable(self._corpus.find(quote, key), "exact", usable)
+        if found is not None:
+            return found
+        found = self._first_usable(self._corpus.find_normalized(quote, key), "normalized", usable)
+        if found is not None:
             found.match_score = round(fuzz.ratio(quote, found.text), 1)  # how far the raw texts differ
             return found
         return self._fuzzy(quote, doc_id)
+
+    def _first_usable(self, hits: Iterable[tuple[str, int, int]], method: str,
+                      usable: Callable[[str], bool] | None) -> Location | None:
+        """Return the first place of `hits` (the first whose chunks hold a usable one, with `usable`), with
+        how many other places hold the same text; None when there is none."""
+        first, chosen, places = None, None, 0
+        for hit in hits:
+            if usable is None:
+                return self._to_location(*hit, method, 100.0)
+            found = self._to_location(*hit, method, 100.0)
+            places += 1
+            first = first or found
+            if chosen is None and any(usable(c) for c in found.chunk_ids):
+                chosen = found
+            if places >= MAX_PLACES:
+                break
+        found = chosen or first
+        if found is not None:
+            found.elsewhere = places - 1
+        return found
+
+    def usable_for(self, asker_groups: list[str] | None, moment: Moment | None) -> Callable[[str], bool] | None:
+        """Return whether a chunk is usable by an asker at a moment, as a function for `by_text`; None when no
+        chunk of the snapshot has a scope (every place is as good as another)."""
+        if self.scope is None:
+            return None
+        scope = self.scope
+        return lambda chunk_id: not scope.reasons(chunk_id, asker_groups, moment)
 
     # -- internals -------------------------------------------------------------------------------
 
