@@ -63,9 +63,11 @@ from evalrun.runner.targets import (
     python_target,
 )
 from evalrun.runner.trace_log import TraceLog
+from evalrun.scope_records import TargetScope
 from evalrun.scoring import score_run
 from evalrun.scoring.generation import configured_judge
 from evalrun.scoring.generation_prompts import GENERATION
+from evalrun.scoring.scope import target_note
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -110,8 +112,9 @@ def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecor
     checked to be JSON before pydantic could turn a set into a list or a datetime into a string,
     with latency_ms.total the call's time unless the trace reports its own."""
     context = _oracle_context(item) if settings.oracle_context else None
+    scope = {"asker_groups": item.asker_groups, "asker_role": item.asker_role, "as_of": item.as_of}
     started = time.perf_counter()
-    returned = target(item.id, item.question, context)
+    returned = target(item.id, item.question, context, scope)
     total = (time.perf_counter() - started) * 1000
     trace = json_value(returned)  # a copy: setting the latency below leaves the target's object alone
     if isinstance(trace, dict) and isinstance(trace.setdefault("latency_ms", {}), dict):
@@ -161,7 +164,7 @@ def warmup_ids(todo: list[str], settings: RunSettings) -> set[str]:
 
 
 def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, description: str, settings: RunSettings,
-              gate) -> RunManifest:
+              gate, target_scope: TargetScope) -> RunManifest:
     versions = {}
     for package in ("curate-evalrun", "openai", "rapidfuzz", "numpy", "bm25s"):
         try:
@@ -171,7 +174,8 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
     judge = configured_judge(workspace, settings.no_judge)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
                        judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
-                       target=description, diagnostic=settings.oracle_context, settings=settings,
+                       target=description, target_scope=target_scope, diagnostic=settings.oracle_context,
+                       settings=settings,
                        leakage_gate=gate, packages=versions, started_at=now())
 
 
@@ -300,6 +304,9 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
     folder.mkdir(parents=True, exist_ok=True)
     if stray:
         print(f"evalrun: warning: {stray}", file=sys.stderr, flush=True)
+    target_scope = call.scope if call is not None else TargetScope(how="logged traces")
+    if cannot := target_note(target_scope, items):
+        print(f"evalrun: warning: {cannot}", file=sys.stderr, flush=True)
     finish = _resume_command(workspace, ref, target_name, traces, folder, settings,
                              python=callable(target) and not importable(target_name))
     # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
@@ -322,7 +329,7 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
         else:
             kind = logged.kind if logged is not None else "trace"
             _manifest(workspace, ref, release, describe(target_name, traces, settings.oracle_context, kind), settings,
-                      gate).write(manifest_path)
+                      gate, target_scope).write(manifest_path)
         log = TraceLog(folder / TRACES)
         todo = [i for i in items if i.id not in read_traces(log.path)]
         done, scoring = len(items) - len(todo), False
