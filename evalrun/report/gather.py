@@ -37,7 +37,9 @@ from curate import (
 )
 from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
+from evalrun.scope_records import LAYERS
 from evalrun.scoring.score import layer_ids, read_trace
+from evalrun.views import leak_lines, scope_lines
 
 
 class ReportError(InputError):
@@ -252,3 +254,38 @@ def headline_metric(inputs: ReportInputs) -> str:
     largest K when the run has no 5."""
     ks = inputs.run.manifest.settings.ks
     return f"context/recall@{5 if 5 in ks else max(ks)}"
+
+
+@dataclass
+class LeakPanel:
+    """What the report shows first of scope: the finding in one line (`alarm`: a leak, or leaks that
+    could not be checked), per layer the items and chunks, every leaked chunk with its item's asker and
+    the chunk's own groups, and the other scope lines (stale chunks, declined items, ...)."""
+
+    headline: str | None
+    alarm: bool
+    layers: list[str]
+    leaks: list[tuple[str, str, str, str, str]]   # item, asker groups, layer, chunk, the chunk's groups
+    notes: list[str]
+
+
+def leak_panel(inputs: ReportInputs) -> LeakPanel | None:
+    """Return the report's scope panel, or None when there is nothing to say (the run was scored before scope
+    was checked, or its KB has no scope and no item names an asker or a moment)."""
+    scope = inputs.run.summary.scope
+    lines = leak_lines(scope, shown=5)
+    notes = scope_lines(scope)
+    if not lines and not notes:
+        return None
+    askers = {item.id: item.asker_groups for item in inputs.items}
+    leaks = []
+    for row in inputs.run.scores:
+        for layer in LAYERS:
+            for chunk_id in (row.scope.leaked.get(layer, []) if row.scope is not None else []):
+                chunk = inputs.chunks.get(chunk_id)
+                groups = chunk.scope.groups if chunk is not None and chunk.scope is not None else None
+                leaks.append((row.item_id, ", ".join(askers.get(row.item_id) or []) or "(no group)", layer, chunk_id,
+                              ", ".join(groups or []) or "unknown"))
+    headline = lines[0] if lines else None
+    return LeakPanel(headline=headline, alarm=bool(headline and headline.startswith("PERMISSION LEAKS")), layers=lines[1:],
+                     leaks=leaks, notes=notes)
