@@ -19,7 +19,8 @@ Layout (short keys, empty fields left out):
   ``ms`` total latency, ``tk`` tokens and ``usd`` cost of the system on this item (when the run recorded them),
   ``ak`` its asker and moment [asker groups (None: not named), role, as_of], ``sc`` what scope found:
   ``lk`` {layer: leaked chunks}, ``st`` {layer: stale chunks}, ``dc`` reasons it had no usable evidence,
-  ``sa`` why its answer was taken as built on stale chunks, ``ur`` layers not reported (not checked).
+  ``sa`` why its answer was taken as built on stale chunks, ``ur`` layers not reported (not checked),
+  ``ue`` its evidence the asker may not use at its moment [evidence id, reasons] (no gold mark).
 
 With a BASE run, ``base`` says which (``target``, ``folder``, ``note``), and each item BASE scored has
 ``b``: BASE's ``o``, ``x``, ``at``, ``u``, ``fa``, ``er``, ``ap``, ``ms``, ``tk``, ``usd`` as above, and
@@ -251,6 +252,8 @@ def scope_entry(scope, chunk, cuts: Cuts) -> dict:
         found["sa"] = capped(scope.stale_answer, "problem", cuts)
     if scope.unreported:
         found["ur"] = scope.unreported
+    if scope.unusable:
+        found["ue"] = [[u.evidence_id, u.reasons] for u in scope.unusable]
     return found
 
 

@@ -98,12 +98,8 @@ class ScopeCheck:
         problem: only what the asker may see is then applied."""
         if not self.scoped:
             return None
-        before, problem = self.index.undecided, None
-        try:
-            view = usable_view(item, self.index)
-        except MomentError as exc:
-            problem = f"its moment as_of {item.as_of!r} cannot be read ({exc}): stale chunks not checked"
-            view = usable_view(item.model_copy(update={"as_of": None}), self.index)
+        before = self.index.undecided
+        view, problem = self._view(item)
         found = ItemScope(asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
                           unusable=list(view.unusable), problem=problem)
         moment = None if problem else moment_of(item)
@@ -122,6 +118,19 @@ class ScopeCheck:
         if self.index.undecided > before:
             self.undecided.append(item.id)
         return view, found
+
+    def _view(self, item: EvalItem) -> tuple[UsableView, str | None]:
+        """Return the item's usable view, and why its moment cannot be read (then only access is applied)."""
+        try:
+            return usable_view(item, self.index), None
+        except MomentError as exc:
+            problem = f"its moment as_of {item.as_of!r} cannot be read ({exc}): stale chunks not checked"
+            return usable_view(item.model_copy(update={"as_of": None}), self.index), problem
+
+    def usable(self, item: EvalItem) -> EvalItem:
+        """Return the item with only the evidence its asker may use at its moment (itself when the KB has no
+        scope): what a report marks as gold, as scoring counted it."""
+        return self._view(item)[0].item if self.scoped else item
 
     @staticmethod
     def _cited(trace: Trace, known: dict[str, str]) -> list[str]:

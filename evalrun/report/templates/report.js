@@ -284,8 +284,11 @@
              item.kv && item.kv[k] ? el("div", {}, verdictText(item.kv[k])) : null))));
       }
       if (item.ev) {
+        const unusable = new Map(((item.sc || {}).ue || []).map(([id, reasons]) => [id, reasons]));
         left.push(el("h4", {text: "Evidence"}), el("ul", {class: "passages"}, item.ev.map(([id, grade, t, cs]) =>
-          el("li", {class: grade > 0 ? "gold" : ""}, el("span", {class: "badge", text: `${id} · grade ${grade}`}), text(t, item.l),
+          el("li", {class: grade > 0 && !unusable.has(id) ? "gold" : ""}, el("span", {class: "badge", text: `${id} · grade ${grade}`}),
+             unusable.has(id) ? el("span", {class: "badge stale", text: `not usable by this asker now: ${unusable.get(id).join(", ")}`}) : null,
+             text(t, item.l),
              el("div", {class: "na"}, "chunks: ", cs.length ? cs.map(chunkId).join(", ") : "none (not mapped to this snapshot)")))));
       }
       if (base) out.push(versus(item));
