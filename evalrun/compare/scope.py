@@ -70,8 +70,8 @@ def _count(side: ScopeSide) -> str:
 
 def leak_comparison_lines(scope: ScopeComparison | None) -> list[str]:
     """Return the lines a comparison opens with: items with a permission leak, BASE -> NEW (of the items that
-    name an asker), per layer, and NEW's leaking items; none when neither run's KB has access groups, or
-    both runs were scored before scope was checked (runs of KBs that had no scope).
+    name an asker), per layer, and NEW's leaking items; none when neither run is known to have a KB with
+    access groups (a run scored before scope was checked is of a KB that had no scope then).
 
     >>> base = ScopeSide(checked=True, access_groups=True, askers=4, unchecked=0, leak_items=0,
     ...                  leaks={"candidates": 0, "context": 0, "citations": 0})
@@ -83,7 +83,7 @@ def leak_comparison_lines(scope: ScopeComparison | None) -> list[str]:
     if scope is None:
         return []
     b, n = scope.base, scope.new
-    if not (b.access_groups or n.access_groups) and b.checked == n.checked:
+    if not (b.access_groups or n.access_groups):   # neither KB restricts a chunk (that is known of)
         return []
     alarm = n.leak_items is None or n.leak_items > 0 or b.leak_items is None or b.leak_items > 0
     lines = [f"{'PERMISSION LEAKS' if alarm else 'permission leaks'} (items given chunks their asker may not see): "
@@ -115,6 +115,7 @@ def leak_rule(limit: int, new: ScopeSide | None) -> tuple[str, bool]:
                 f"{new.unchecked:,} items unchecked"), False
     layers = ", ".join(f"{layer} {_layer(new, layer)}" for layer in LAYERS)
     named = f": {', '.join(new.leak_ids[:10])}" + (", ..." if len(new.leak_ids) > 10 else "") if new.leak_ids else ""
-    unchecked = f"; {new.unchecked:,} items name no asker, unchecked" if new.unchecked else ""
+    unchecked = (f"; {new.unchecked:,} item{'s name' if new.unchecked != 1 else ' names'} no asker, unchecked"
+                 if new.unchecked else "")
     return (f"{rule}: {new.leak_items:,} of NEW's {new.askers:,} items with an asker leak ({layers}){named}, at most "
             f"{limit:,}{unchecked}"), new.leak_items <= limit
