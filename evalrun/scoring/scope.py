@@ -31,7 +31,6 @@ from curate import (
     ScopeIndex,
     ScopeSettings,
     UsableView,
-    check_layer,
     moment_of,
     salient,
     usable_view,
@@ -87,6 +86,11 @@ class ScopeCheck:
         except MomentError as exc:
             raise CurateError(f"KB snapshot {snapshot} does not fit the release's [scope] settings: {exc}") from None
         self.scoped = self.index.scoped
+        replaced = {target for c in chunks if c.scope is not None for target in c.scope.supersedes}
+        # the chunks the rule can say anything of: those with a scope, and those something replaces; any
+        # other chunk is usable by anyone at any moment, and is not looked up at all
+        self.restricted = frozenset(c.chunk_id for c in chunks if (c.scope is not None and not c.scope.is_empty())
+                                    or c.chunk_id in replaced or c.doc_id in replaced)
         self.undecided: list[str] = []
         """Items of which a check met a date moment and a version-only chunk (or the reverse)."""
 
@@ -105,16 +109,27 @@ class ScopeCheck:
         moment = None if problem else moment_of(item)
         layers = {"candidates": _ids(trace.candidates), "context": None if trec else _ids(trace.context),
                   "citations": None if trec else self._cited(trace, known)}
+        # ScopeIndex.reasons (check_layer's rule) once per restricted chunk of the item, whatever layers hold
+        # it: the other chunks can neither leak nor be stale
+        reasons: dict[str, list[str]] = {}
         for layer in LAYERS:
             ids = layers[layer]
             if ids is None:
                 found.unreported.append(layer)
                 continue
-            result = check_layer(self.index, ids, item.asker_groups, moment)
-            if result.leaked:
-                found.leaked[layer] = list(result.leaked)
-            if result.stale and not problem:
-                found.stale[layer] = list(result.stale)
+            leaked, stale = [], []
+            for chunk_id in dict.fromkeys(c for c in ids if c in self.restricted):
+                why = reasons.get(chunk_id)
+                if why is None:
+                    why = reasons[chunk_id] = self.index.reasons(chunk_id, item.asker_groups, moment)
+                if "forbidden" in why:
+                    leaked.append(chunk_id)
+                if not problem and STALE_REASONS.intersection(why):
+                    stale.append(chunk_id)
+            if leaked:
+                found.leaked[layer] = leaked
+            if stale:
+                found.stale[layer] = stale
         if self.index.undecided > before:
             self.undecided.append(item.id)
         return view, found
