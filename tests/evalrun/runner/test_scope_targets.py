@@ -9,7 +9,6 @@ import json
 import textwrap
 import threading
 
-import pytest
 from click.testing import CliRunner
 
 from evalrun.cli.main import cli as evalrun_cli
@@ -20,7 +19,6 @@ from tests.evalrun.runner.conftest import send
 from tests.support import scope as kb
 
 SCOPE = {"asker_groups": ["staff"], "asker_role": "clerk", "as_of": "2025"}
-
 
 
 def test_a_python_target_gets_the_scope_keywords_its_signature_accepts():

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from evalrun.records import RunSettings, read_run
 from evalrun.runner import run
 from tests.support import scope as kb
 
 LAYERS = ("candidates", "context", "citations")
-
 
 
 def scored(workspace, tmp_path, target, name: str):
