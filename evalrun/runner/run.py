@@ -28,6 +28,7 @@ from curate import (
     InputError,
     ReleaseManifest,
     Releases,
+    SnapshotStore,
     Workspace,
     load_release,
     now,
@@ -67,7 +68,7 @@ from evalrun.scope_records import TargetScope
 from evalrun.scoring import score_run
 from evalrun.scoring.generation import configured_judge
 from evalrun.scoring.generation_prompts import GENERATION
-from evalrun.scoring.scope import target_note
+from evalrun.scoring.scope import ScopeCheck, target_note
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -103,8 +104,17 @@ def _sigterm_stops_cleanly() -> Iterator[None]:
 
 
 def _oracle_context(item: EvalItem) -> list[dict]:
+    """Return the verified evidence of an item as an --oracle-context context (the evidence its asker may
+    use at its moment, on a KB with scope: `_usable`)."""
     return [{"chunk_id": e.chunk_ids[0] if e.chunk_ids else e.evidence_id, "text": e.text}
             for e in item.evidence if e.grade > 0]
+
+
+def _usable(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem]) -> list[EvalItem]:
+    """Return the items with only the evidence their askers may use at their moments: an oracle context of
+    evidence the asker may not see would be a leak evalrun made itself."""
+    check = ScopeCheck(SnapshotStore(workspace).chunks(release.kb_snapshot), release.scope, release.kb_snapshot)
+    return [check.usable(item) for item in items] if check.scoped else items
 
 
 def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecord:
@@ -338,7 +348,8 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
                 if logged is not None:
                     _append_logged(logged, todo, traces, log)
                 else:
-                    _call_target(call, todo, settings, log)
+                    _call_target(call, _usable(workspace, release, todo) if settings.oracle_context else todo,
+                                 settings, log)
                 scoring = True
                 score_run(workspace, folder, release=(release, items))
         except TooManyHung as exc:

@@ -122,3 +122,18 @@ def test_a_target_that_cannot_receive_them_is_said_to_be_unable_to_filter(hr, tm
     shown = CliRunner(mix_stderr=False).invoke(evalrun_cli, ["show", str(tmp_path / "run")])
     assert line in shown.stdout.splitlines()
     assert read_run(tmp_path / "run").summary.scope.not_received == ["asker_groups", "as_of"]
+
+
+def test_an_oracle_context_holds_only_the_evidence_the_asker_may_use(hr, target_module, tmp_path):
+    name = target_module("""
+        def generate(question, context, asker_groups=None):
+            ids = [passage["chunk_id"] for passage in context]
+            return {"candidates": ids, "context": ids, "answer": "from the evidence"}
+    """)
+    folder = run(hr, ref="hr@v1", target=f"{name}:generate", out=tmp_path / "oracle",
+                 settings=RunSettings(no_judge=True, oracle_context=True))
+    result = read_run(folder)
+    contexts = {item_id: record.trace["context"] for item_id, record in result.traces.items()}
+    # HR's band is band-hr's evidence and no evidence band-staff's asker may see; the 2025 policy is stale now
+    assert (contexts["band-hr"], contexts["band-staff"], contexts["travel-both"]) == (["bands#0"], [], ["travel26#0"])
+    assert result.summary.scope.permission_leak_items == [] and result.manifest.diagnostic
