@@ -17,7 +17,9 @@ command's option names (docs/reference/python.md):
 - the judge: `Judge`, `JudgeConfig`, `resolve_judge`, `PromptSet`, `verdict_model`;
 - atomic writers, JSONL readers and `progress` bars;
 - keeping keys out of files: `check_base_url` (a URL that carries credentials is refused);
-- the errors: `CurateError` and its kinds.
+- the errors: `CurateError` and its kinds;
+- scope: `ScopeIndex`, `usable_view`, `check_layer`, `moment_of`, `version_order` (the usability rule
+  evalrun checks runs with), and `salient`, the numbers, dates and codes a text states.
 """
 
 from curate.checks.difficulty import grade
@@ -73,6 +75,18 @@ from curate.records import (
     read_jsonl,
 )
 from curate.release import Releases, load_release, release
+from curate.scope import (
+    STALE_REASONS,
+    MomentError,
+    ScopeIndex,
+    UnusableEvidence,
+    UsableView,
+    check_layer,
+    moment_of,
+    usable_view,
+    version_order,
+)
+from curate.text.salient import salient
 from curate.text.sentences import sentence_spans
 from curate.toml_file import loads_toml, read_toml
 from curate.usage import checked_cost, checked_tokens
@@ -90,4 +104,7 @@ __all__ = [
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "loads_toml", "now", "open_workspace",
     "parse_ref", "progress", "read_jsonl", "read_text", "read_toml", "release", "remap", "resolve_judge",
     "retrieval_qrels", "sentence_spans", "split", "verdict_model", "writing",
+    # scope (evalrun checks every layer of a run with these)
+    "STALE_REASONS", "MomentError", "ScopeIndex", "UnusableEvidence", "UsableView", "check_layer", "moment_of",
+    "salient", "usable_view", "version_order",
 ]

@@ -56,7 +56,9 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     `release` is "NAME@vN" (or the `ReleaseManifest` of one). The system is `target`: a Python
     callable `f(question) -> trace` (with `oracle_context`, called `f(question, context)`), a
     "module:function" called the same way, or an http(s):// URL; or else `traces`, a JSONL file of traces
-    or a TREC run it already logged. `out` is the run folder (default: `runs/NAME-vN-TIME` in the
+    or a TREC run it already logged. A Python target also gets each item's `asker_groups`, `asker_role`
+    and `as_of` as the keyword arguments its signature accepts; an HTTP target those the item sets in its
+    request body (docs/how-to/run.md, "The asker and the moment"). `out` is the run folder (default: `runs/NAME-vN-TIME` in the
     workspace); `resume` finishes one a kill interrupted. The other arguments are `evalrun run`'s
     options of the same names (`no_judge=True`: no judge is asked, the judged metrics are
     unscored, never 0; `warmup`: the first calls per worker are timed apart as warm-up, out of the

@@ -5,6 +5,9 @@ and the benchmarks use:
 - traces.jsonl (`TraceRecord`, one line per item): the system's `Trace`, or why there is none;
 - scores.jsonl (`ItemScores`, one line per item): every metric's value or why it is unscored;
 - summary.json (`RunSummary`): the aggregates, end to end, attribution, the judge's own usage.
+
+The scope parts of each (what the target was given, leaks and stale chunks per item and per layer) are
+in `evalrun.scope_records`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from curate import InputError, NotFound, Record, VersionedRecord, checked_cost, checked_tokens, read_jsonl
+from evalrun.scope_records import ItemScope, ScopeSummary, TargetScope
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
 MAX_JUDGE_REPEATS = 10
@@ -253,13 +257,15 @@ class LeakageGate(Record):
 class RunManifest(VersionedRecord):
     """manifest.json: what was run, against which release and snapshot, and how."""
 
-    SCHEMA = 3  # 3: settings.warmup
+    SCHEMA = 4  # 3: settings.warmup; 4: target_scope
     dataset: str = Field(description="Dataset name.")
     version: str = Field(description="Release version (vN).")
     content_sha256: str = Field(description="The release's content hash.")
     ref: str = Field(description="NAME@vN as given.")
     kb_snapshot: str | None = Field(None, description="KB snapshot the release's evidence refers to.")
     target: str = Field(description="The system under test, in one line.")
+    target_scope: TargetScope | None = Field(None, description="What the target is given of each item's asker "
+                                             "and moment; None: started before this was recorded.")
     diagnostic: bool = Field(False, description="True for an --oracle-context run.")
     settings: RunSettings = Field(default_factory=RunSettings, description="How the run was made.")
     judge: dict[str, Any] = Field(default_factory=dict, description="The judge's configuration, or why none.")
@@ -324,7 +330,7 @@ class ItemEndToEnd(Record):
 class ItemScores(VersionedRecord):
     """One line of scores.jsonl: one item's metrics, each a value or unscored with the reason."""
 
-    SCHEMA = 4  # 2: failed, apart; 3: lexical_attribution; 4: end_to_end
+    SCHEMA = 5  # 2: failed, apart; 3: lexical_attribution; 4: end_to_end; 5: scope
 
     item_id: str = Field(description="The item.")
     answerable: bool = Field(description="Whether the item is answerable.")
@@ -346,6 +352,9 @@ class ItemScores(VersionedRecord):
     end_to_end: ItemEndToEnd | None = Field(None, description="Its latency, tokens and cost, for pairing items "
                                             "across runs; None for a TREC run's line or an item with no trace "
                                             "record (or scored before this was recorded).")
+    scope: ItemScope | None = Field(None, description="Its permission leaks and stale chunks per layer, and the "
+                                    "evidence its asker may not use; None when the KB snapshot has no scope (or "
+                                    "the run was scored before scope was checked).")
 
 
 class MetricSummary(Record):
@@ -439,9 +448,9 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
-    SCHEMA = 4  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
+    SCHEMA = 5  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
     # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out (then
-    # end_to_end.usage_reported, None when absent); 4: end_to_end.warmup_calls and warmup_ms
+    # end_to_end.usage_reported, None when absent); 4: end_to_end.warmup_calls and warmup_ms; 5: scope
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")
@@ -466,6 +475,9 @@ class RunSummary(VersionedRecord):
                                                 "from string match, not a judge's verdict (no judge scored them).")
     layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")
     judge: JudgeReport | None = Field(None, description="What the judge did.")
+    scope: ScopeSummary | None = Field(None, description="Permission leaks and stale chunks per layer, askers "
+                                       "checked and not, items declined for want of usable evidence; None: scored "
+                                       "before scope was checked.")
 
 
 @dataclass

@@ -19,9 +19,10 @@ from evalrun.records import (
     RunManifest,
     RunSummary,
 )
+from evalrun.scope_records import LAYERS, ScopeSummary, TargetScope
 
-ATTRIBUTIONS = ("target_failed", "retrieval_miss", "context_cut", "generation_miss", "hallucination",
-                "false_refusal", "false_answer")
+ATTRIBUTIONS = ("permission_leak", "target_failed", "retrieval_miss", "context_cut", "generation_miss",
+                "stale_evidence", "hallucination", "false_refusal", "false_answer")
 INTERVALS = ("95% CI: a percentile bootstrap over resamples shared by a subset's metrics; W: a Wilson interval "
              "(0/1 values on fewer than 100 items, or all equal)")
 OTHER = ("context/key_point_coverage", "lexical/", "generation/", "unanswerable/", "success")
@@ -202,3 +203,111 @@ def latency_rows(e2e: EndToEnd) -> list[tuple[str, str, str, str, str]]:
     """Return one row per latency stage: its name, n, p50, p95 and max as a person reads them."""
     return [(stage, f"{v.n:,}", numbers.ms(v.p50), numbers.ms(v.p95), numbers.ms(v.max))
             for stage, v in e2e.latency_ms.items() if v]
+
+
+def not_received_line(target: TargetScope | None, missing: list[str], askers: int, moments: int) -> str | None:
+    """Return the one line saying that the system could not be told the asker or the moment the items name
+    (`missing`: asker_groups, as_of), so it cannot filter by them; None when nothing is missing.
+
+    >>> not_received_line(TargetScope(receives=[], how="keyword arguments"), ["asker_groups"], 12, 0)
+    'the target cannot receive asker_groups (its signature takes no such keyword argument, nor **kwargs): it cannot filter by scope (12 items name an asker)'
+    """
+    if not missing or target is None:
+        return None
+    def items(n: int) -> str:
+        return f"{n:,} item{'s' if n != 1 else ''} name{'s' if n == 1 else ''}"
+    named = ", ".join(part for part in (f"{items(askers)} an asker" if askers else "",
+                                        (f"{moments:,}" if askers else items(moments)) + " a moment" if moments else "")
+                      if part)
+    fields = " or ".join(missing)
+    if target.how == "logged traces":
+        return (f"the traces were logged by the system itself: evalrun could not give it {fields} ({named}); the "
+                f"leaks and stale chunks below say whether it filtered by scope")
+    return (f"the target cannot receive {fields} (its signature takes no such keyword argument, nor **kwargs): it "
+            f"cannot filter by scope ({named})")
+
+
+def _items(n: int) -> str:
+    return f"{numbers.count(n)} item{'s' if n != 1 else ''}"
+
+
+def _listed(ids: list[str], limit: int) -> str:
+    return ", ".join(ids[:limit]) + (f", ... and {len(ids) - limit:,} more" if len(ids) > limit else "")
+
+
+def leak_lines(scope: ScopeSummary | None, rows: list[ItemScores] | None = None, shown: int = 10) -> list[str]:
+    """Return the permission leak lines a run's views open with: the finding (or that none was found, or
+    that none could be checked) in the first line, then per layer the items and chunks that leaked (the
+    first `shown` items, with their chunks when `rows` are given). Empty when the run was scored before
+    scope was checked, or when no chunk has access groups and no item names an asker.
+
+    >>> from evalrun.scope_records import LayerScope
+    >>> scope = ScopeSummary(scoped=True, access_groups=True, settings_digest="d", askers=4, unchecked=1,
+    ...     permission_leaks={"candidates": LayerScope(checked=4, items=1, chunks=2, item_ids=["pay"]),
+    ...                       "context": LayerScope(checked=4, items=0, chunks=0),
+    ...                       "citations": LayerScope(checked=4, items=0, chunks=0)}, permission_leak_items=["pay"])
+    >>> leak_lines(scope)[:2]
+    ['PERMISSION LEAKS: 1 item of the 4 that name an asker was given chunks its asker may not see (1 item names no asker: unchecked)', '  candidates: 1 item, 2 chunks: pay']
+    """
+    if scope is None:
+        return []
+    unchecked = f"{_items(scope.unchecked)} name{'s' if scope.unchecked == 1 else ''} no asker: unchecked"
+    if not scope.access_groups:
+        return ([f"permission leaks: none possible, no chunk of the KB has access groups ({_items(scope.askers)} "
+                 f"name{'s' if scope.askers == 1 else ''} an asker)"] if scope.askers else [])
+    if not scope.askers:
+        return [f"PERMISSION LEAKS NOT CHECKED: the KB has access groups and no item names an asker (asker_groups): "
+                f"all {_items(scope.unchecked)} unchecked"]
+    leaked = scope.permission_leak_items
+    tail = f" ({unchecked})" if scope.unchecked else ""
+    if not leaked:
+        lines = [f"permission leaks: none, in the {_items(scope.askers)} that name an asker{tail}"]
+    else:
+        were = "was" if len(leaked) == 1 else "were"
+        its = "its" if len(leaked) == 1 else "their"
+        lines = [f"PERMISSION LEAKS: {_items(len(leaked))} of the {numbers.count(scope.askers)} that name an asker "
+                 f"{were} given chunks {its} asker may not see{tail}"]
+    by_id = {row.item_id: row for row in rows or () if row.scope is not None}
+    for layer in LAYERS:
+        found = scope.permission_leaks.get(layer)
+        if found is None:
+            continue
+        unreported = scope.askers - found.checked
+        note = f" ({_items(unreported)} do not report it: unchecked)" if unreported else ""
+        if not found.items:
+            if unreported and leaked:
+                lines.append(f"  {layer}: none{note}")
+            continue
+        named = [f"{i} ({', '.join(by_id[i].scope.leaked.get(layer, []))})" if i in by_id else i
+                 for i in found.item_ids]
+        lines.append(f"  {layer}: {_items(found.items)}, {numbers.count(found.chunks)} chunk{'s' if found.chunks != 1 else ''}"
+                     f": {_listed(named, shown)}{note}")
+    return lines
+
+
+def scope_lines(scope: ScopeSummary | None) -> list[str]:
+    """Return what else scope says of a run, one line each: the scope fields the target could not be
+    given, the items left with no usable evidence, the stale chunks per layer and the answers built on
+    them, moments and validities that could not be compared, `supersedes` naming nothing."""
+    if scope is None:
+        return []
+    lines = []
+    if cannot := not_received_line(scope.target, scope.not_received, scope.askers, scope.moments):
+        lines.append(cannot)
+    if scope.declined_items:
+        why = ", ".join(f"{reason} {n:,}" for reason, n in scope.declined.items())
+        lines.append(f"{_items(len(scope.declined_items))} had no evidence their asker may use at their moment ({why}): "
+                     f"scored as items the system should decline (unanswerable/*), not as retrieval misses")
+    stale = [f"{layer} {_items(found.items)}, {numbers.count(found.chunks)} chunks"
+             for layer in LAYERS if (found := scope.stale.get(layer)) is not None and found.items]
+    if stale:
+        built = len(scope.stale_evidence_items)
+        lines.append(f"stale chunks (not holding at the item's moment): {'; '.join(stale)}; "
+                     f"{_items(built)} answered from them (stale_evidence)")
+    if scope.undecided:
+        lines.append(f"{_items(scope.undecided)}: a date moment met a chunk with only a version label (or the reverse); "
+                     f"not comparable, counted as holding")
+    if scope.unknown_superseded:
+        lines.append(f"supersedes names {len(scope.unknown_superseded):,} ids that are no document or chunk of the "
+                     f"snapshot: {_listed(scope.unknown_superseded, 5)}")
+    return lines

@@ -16,6 +16,7 @@ from evalrun.api import compare as compare_runs_of
 from evalrun.cli.run import WORKSPACE, named_workspace
 from evalrun.views import format_summary
 from evalrun import numbers
+from evalrun.compare.scope import leak_comparison_lines
 from evalrun.compare.verdict import label
 from evalrun.compare.comparison import (
     ALPHA,
@@ -82,9 +83,16 @@ def verdict_lines(comparison: Comparison) -> list[str]:
 
 
 def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
-    """Print the verdict, the headline, the primary rows, the exploratory rows (overall, and the subsets
-    whose q-value is below alpha; every row with `show_all`), then the trade-offs."""
+    """Print the permission leaks of both runs, the verdict, the headline, the primary rows, the exploratory
+    rows (overall, and the subsets whose q-value is below alpha; every row with `show_all`), then the
+    trade-offs."""
     out = console()
+    leaks = leak_comparison_lines(comparison.scope)
+    for k, line in enumerate(leaks):   # a leak is a security finding: before the verdict
+        loud = k == 0 and line.startswith("PERMISSION LEAKS")
+        out.print(escape(line), style="bold red" if loud else None, soft_wrap=True, highlight=False)
+    if leaks:
+        out.print("")
     verdict = verdict_lines(comparison)
     out.print(escape(verdict[0]), style="bold", soft_wrap=True, highlight=False)
     for line in verdict[1:] + [""]:
@@ -171,7 +179,9 @@ def print_gate(result: GateResult) -> None:
               help="Check NEW against the rules of FILE's [gate] table (TOML), or of the workspace's curate.toml "
               "when no FILE is given (put --gate after BASE NEW then): guard, guard_subsets, improve, "
               "improve_subset, max_latency_p95_rise, latency_stage, max_cost_per_item_rise, require_controlled, "
-              "alpha. The guard and improve rows join the primary family and are Holm-corrected with it. A guard on too few items for "
+              "alpha, max_permission_leaks (on by default: 0, NEW's items with a permission leak in any layer; "
+              "raisable, never off; fails when it cannot be checked). The guard and improve rows join the primary "
+              "family and are Holm-corrected with it. A guard on too few items for "
               "any p-value to get below alpha fails as a weak rule (see --allow-weak-rules), and so does a guarded "
               "metric worse on every item. Exit 0 pass, 1 fail (each failed rule one line), 2 a bad gate file "
               "(file, line, field) or a diagnostic NEW run.")
@@ -196,8 +206,10 @@ def compare(ctx: click.Context, base: Path, new: Path, primary: tuple[str, ...],
     interval and the p-value (exact McNemar for 0/1 metrics, a sign-flip permutation test otherwise,
     a swap permutation test for p95 latency); the rows outside the primary family are exploratory,
     with a Benjamini-Hochberg q-value. Items unscored in either run are compared only where both
-    scored them; how many were left out is shown. A different KB snapshot, judge model or prompt
-    version, or a degraded run, is reported as not a controlled comparison."""
+    scored them; how many were left out is shown. A different KB snapshot, judge model, prompt
+    version or scope settings (or one run scored with scope checks and one without), or a degraded
+    run, is reported as not a controlled comparison. Permission leaks of BASE and NEW are printed
+    before anything else."""
     comparison = compare_runs_of(base, new, gate=True if gate == "" else gate,
                                  workspace=named_workspace(ctx, command_workspace),
                                  metrics=metrics, primary=primary, alpha=alpha,

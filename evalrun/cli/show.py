@@ -12,7 +12,9 @@ from rich.markup import escape
 
 from curate import InputError
 from curate.cli import console, table
-from evalrun.records import RunSummary, scored_run
+from evalrun.records import ItemScores, RunSummary, scored_run
+from evalrun.scope_records import LAYERS
+from evalrun.scoring.summary import SCOPE_FIELDS
 from evalrun.views import (
     ATTRIBUTIONS,
     INTERVALS,
@@ -22,22 +24,34 @@ from evalrun.views import (
     judge_lines,
     latency_line,
     latency_rows,
+    leak_lines,
     other_names,
     problem_lines,
     retrieval_names,
+    scope_lines,
     system_tokens,
 )
 
-SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart")
+SUBSET_FIELDS = ("difficulty", "qtype", "source", "split", "tag", "apart", *SCOPE_FIELDS)
 
 
+def _leaks(summary: RunSummary, rows: list[ItemScores] | None) -> list[str]:
+    """Return the permission leak lines, the finding in bold red: what no one may miss comes first."""
+    lines = [escape(line) for line in leak_lines(summary.scope, rows)]
+    if lines and lines[0].startswith("PERMISSION LEAKS"):
+        lines[0] = f"[bold red]{lines[0]}[/bold red]"
+    return lines
 
-def _headline(summary: RunSummary) -> list[str]:
-    """Return the lines that come before any number: what ran, and everything that was not scored."""
+
+def _headline(summary: RunSummary, rows: list[ItemScores] | None = None) -> list[str]:
+    """Return the lines that come before any number: permission leaks first, what ran, what scope says, and
+    everything that was not scored."""
     run = summary.run
-    lines = [("DIAGNOSTIC RUN (oracle context) — " if run.diagnostic else "")
-             + f"{run.dataset}@{run.version} against {run.kb_snapshot}: {summary.items} items "
-             f"({summary.answerable} answerable, {summary.unanswerable} unanswerable); target {run.target}"]
+    lines = _leaks(summary, rows)
+    lines.append(("DIAGNOSTIC RUN (oracle context) — " if run.diagnostic else "")
+                 + f"{run.dataset}@{run.version} against {run.kb_snapshot}: {summary.items} items "
+                 f"({summary.answerable} answerable, {summary.unanswerable} unanswerable); target {run.target}")
+    lines.extend(f"[bold]{escape(line)}[/bold]" for line in scope_lines(summary.scope))
     failed = sum(summary.failed_items.values())
     if failed:
         how = escape(", ".join(f"{n} {why}" for why, n in sorted(summary.failed_items.items())))
@@ -66,10 +80,11 @@ def _excluded(summary: RunSummary) -> bool:
 
 
 def print_summary(folder: Path) -> None:
-    """Print the summary: what was unscored comes first, then the layers."""
-    summary = scored_run(folder).summary
+    """Print the summary: permission leaks and what was unscored come first, then the layers."""
+    run = scored_run(folder)
+    summary = run.summary
     out = console()
-    for line in _headline(summary):
+    for line in _headline(summary, run.scores):
         out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     overall = summary.metrics.get("all", {})
     rows = []
@@ -142,15 +157,32 @@ def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
     out.print(INTERVALS)
 
 
+def scope_notes(row: ItemScores) -> list[str]:
+    """Return what scope says of one item, leaks first: the chunks leaked per layer, that it had no usable
+    evidence, its stale chunks per layer and why its answer was taken as built on them."""
+    scope = row.scope
+    if scope is None:
+        return []
+    notes = [f"LEAKED in {layer}: {', '.join(scope.leaked[layer])}" for layer in LAYERS if layer in scope.leaked]
+    if scope.declined_because:
+        notes.append(f"no usable evidence ({', '.join(scope.declined_because)}): should decline")
+    if scope.stale_answer:
+        notes.append(f"stale_evidence: {scope.stale_answer}")
+    notes += [f"stale in {layer}: {', '.join(scope.stale[layer])}" for layer in LAYERS if layer in scope.stale]
+    return notes
+
+
 def print_failures(folder: Path, attribution: str | None = None) -> None:
-    """Print every item with a failure attribution or a problem (or only those of `attribution`), and why."""
+    """Print every item with a failure attribution or a problem (or only those of `attribution`), and why:
+    what scope found first (leaked chunks per layer), then its problems."""
     if attribution is not None and attribution not in ATTRIBUTIONS:
         close = difflib.get_close_matches(attribution, ATTRIBUTIONS, n=1)
         raise InputError(f"unknown attribution {attribution!r}" + (f" (did you mean {close[0]}?)" if close else "")
                          + f"; one of {', '.join(ATTRIBUTIONS)}", field="attribution")
-    rows = [(row.item_id, ", ".join(attribution_names(row)),
-             "; ".join(([row.apart] if row.apart else []) + row.problems
-                       + [f"{a} (lexical): {why}" for a, why in row.lexical_attribution.items()])[:160])
+    # escaped: a chunk id or a problem may hold what rich reads as markup ("[hr]")
+    rows = [(escape(row.item_id), ", ".join(attribution_names(row)),
+             escape("; ".join(scope_notes(row) + ([row.apart] if row.apart else []) + row.problems
+                              + [f"{a} (lexical): {why}" for a, why in row.lexical_attribution.items()])[:240]))
             for row in scored_run(folder).scores
             if (attribution in row.attribution if attribution else row.attribution or row.problems or row.apart)]
     title = f"{len(rows)} items " + (f"with {attribution}" if attribution else "with failures")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from curate import CurateError
+from evalrun.compare.scope import scope_difference
 from evalrun.records import Run
 
 
@@ -81,6 +82,8 @@ def check_comparable(base: Run, new: Run) -> Comparability:
                        f"{n.settings.precision_denominator}")
     if b.settings.exclude_errors != n.settings.exclude_errors:
         differs.append("--exclude-errors in one run only")
+    if scope := scope_difference(base, new):
+        differs.append(scope)
     for side, run in (("BASE", base), ("NEW", new)):
         degraded = _degraded(run)
         if degraded:

@@ -39,6 +39,7 @@ from evalrun.compare.records import (  # the records are read from here too
     TradeOff,
     Verdict,
 )
+from evalrun.compare.scope import compare_scope
 from evalrun.compare.verdict import verdict_of
 from evalrun import numbers
 from evalrun.numbers import COST_PER_ITEM, LATENCY_P95, TOKENS_PER_ITEM
@@ -287,6 +288,7 @@ def compare_runs(base: Run, new: Run, *, items: list[EvalItem] | None = None, me
         apart=len(apart), subsets=items is not None,
         warnings=list(checked.warnings) + usage_warnings(base, new),
         uncontrolled=checked.uncontrolled, new_diagnostic=checked.new_diagnostic, rows=rows,
-        trade_offs=_trade_offs(base, new), warmup_note=warmup_note(base, new), flips=flips, flip_counts=flip_counts(flips, binary, agreements))
+        trade_offs=_trade_offs(base, new), warmup_note=warmup_note(base, new), flips=flips,
+        flip_counts=flip_counts(flips, binary, agreements), scope=compare_scope(base, new))
     comparison.verdict = verdict_of(comparison, agreements)
     return comparison

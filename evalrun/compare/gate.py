@@ -12,7 +12,14 @@ max_latency_p95_rise = 0.20                    # p95 latency (latency_stage) may
 latency_stage = "total"
 max_cost_per_item_rise = 0.10                  # the system's cost per item may rise at most 10%
 require_controlled = true                      # a comparison that is not controlled fails the gate
+max_permission_leaks = 0                       # NEW's items with a permission leak (on by default)
 ```
+
+`max_permission_leaks` is on whether the table sets it or not: NEW fails the gate when more of its
+items than this were given a chunk their asker may not see, in any layer (candidates, context,
+citations). It may be raised, never turned off. It cannot be checked, and so fails, when NEW was scored
+before permission leaks were checked, or its KB gives chunks access groups and no item names an asker;
+it holds when no chunk of the KB has access groups (nothing can leak).
 
 The guard and improve rules join the comparison's primary family (`evalrun.compare.family`): their
 rows' p-values are corrected (Holm) together with the primary metrics', never over the whole table
@@ -41,6 +48,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from curate import CurateError, InputError, Record, loads_toml, read_toml
 from evalrun import numbers
 from evalrun.compare.comparison import LOWER_IS_BETTER, CompareRow, Comparison, GateResult
+from evalrun.compare.scope import leak_rule
 from evalrun.compare.stats import RESAMPLES, holm, smallest_p
 
 TABLE = "gate"
@@ -74,7 +82,11 @@ class GateRules(Record):
     max_cost_per_item_rise: float | None = Field(None, description="Largest relative rise of the system's cost "
                                                  f"per item (0.1 = 10%; 0 to {MAX_RISE:g}).")
     require_controlled: bool = Field(True, description="Fail when the comparison is not controlled (a different KB "
-                                     "snapshot, judge, prompts, or a degraded run).")
+                                     "snapshot, judge, prompts, scope settings, or a degraded run).")
+    max_permission_leaks: int = Field(0, ge=0, description="Most items of NEW with a permission leak in any layer "
+                                      "(on by default; raisable, never off). Cannot be checked, and fails, when NEW "
+                                      "was scored before leaks were checked or its KB has access groups and no "
+                                      "item names an asker.")
 
     @field_validator("alpha")
     @classmethod
@@ -134,9 +146,11 @@ def _rules(data: dict[str, Any], text: str, file: str, table_required: bool) -> 
         message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"].removeprefix("Value error, ")
         raise InputError(message, file=file, line=_line_of(text, key), field=field) from None
     if not (rules.guard or rules.improve or rules.max_latency_p95_rise is not None
-            or rules.max_cost_per_item_rise is not None):
-        raise InputError("sets no rule (guard, improve, max_latency_p95_rise or max_cost_per_item_rise): a gate that "
-                         "checks nothing would pass anything", file=file, line=_line_of(text, None), field=TABLE)
+            or rules.max_cost_per_item_rise is not None or "max_permission_leaks" in table):
+        raise InputError("sets no rule (guard, improve, max_latency_p95_rise or max_cost_per_item_rise): a gate with "
+                         "only the default max_permission_leaks = 0 would pass any other change; set another rule, or "
+                         "set max_permission_leaks to gate on leaks alone", file=file, line=_line_of(text, None),
+                         field=TABLE)
     return rules
 
 
@@ -227,6 +241,9 @@ def apply_gate(rules: GateRules, comparison: Comparison, source: str, *, allow_w
     A guarded metric worse on every one of its pairs fails whether significant or not."""
     refuse_diagnostic(comparison.new, comparison.new_diagnostic)
     checked, failed, weak = [], [], []
+    # first: a leak is a security finding, and the first line a failed gate prints
+    line, ok = leak_rule(rules.max_permission_leaks, comparison.scope.new if comparison.scope else None)
+    (checked if ok else failed).append(line)
     if rules.require_controlled and comparison.uncontrolled:
         failed.append("require_controlled: not a controlled comparison: " + "; ".join(comparison.uncontrolled))
     guards: dict[tuple[str, str], CompareRow] = {}   # a row named twice (two globs, a subset twice) counts once

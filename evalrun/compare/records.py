@@ -103,6 +103,29 @@ class GateResult(Record):
                             "each; they fail the gate unless --allow-weak-rules.")
 
 
+class ScopeSide(Record):
+    """One run's permission leaks as a comparison reads them (from its summary's scope section)."""
+
+    checked: bool = Field(description="Scored with scope checks; False: scored before them, nothing below is known.")
+    access_groups: bool = Field(False, description="Its KB gives some chunk access groups (leaks are possible).")
+    askers: int | None = Field(None, description="Items that name an asker (their leaks checked).")
+    unchecked: int | None = Field(None, description="Items that name no asker: not checked.")
+    leak_items: int | None = Field(None, description="Items with a permission leak in any layer; 0 when no chunk has "
+                                   "access groups; None when not checked (scored before the checks, or access "
+                                   "groups and no item naming an asker).")
+    leaks: dict[str, int] = Field(default_factory=dict, description="Layer -> items with a leak in it.")
+    leak_ids: list[str] = Field(default_factory=list, description="The items with a permission leak.")
+    stale_evidence: int | None = Field(None, description="Items whose answer is built on stale chunks; None when not "
+                                       "checked.")
+
+
+class ScopeComparison(Record):
+    """Permission leaks of BASE and NEW side by side: printed before the verdict, held to the gate."""
+
+    base: ScopeSide = Field(description="BASE's leaks.")
+    new: ScopeSide = Field(description="NEW's leaks.")
+
+
 class Comparison(Record):
     """A comparison of NEW against BASE, as `evalrun compare --json` prints it: the verdict first."""
 
@@ -144,6 +167,8 @@ class Comparison(Record):
                                          "the judge's own flip rate where a run measured it (--judge-repeats).")
     gate: GateResult | None = Field(None, description="The gate's verdict, when the comparison was held to one "
                                     "(--gate); None otherwise.")
+    scope: ScopeComparison | None = Field(None, description="Permission leaks of both runs, said before anything "
+                                          "else; None in a comparison made before scope was checked.")
 
     def row(self, metric: str, subset: str = "all") -> CompareRow | None:
         """Return the row of one metric on one subset, if it was compared."""

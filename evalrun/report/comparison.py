@@ -16,6 +16,7 @@ from curate import EvalItem
 from evalrun import numbers
 from evalrun.compare.comparison import CompareRow, Comparison, metric_order
 from evalrun.compare.flips import FlipCount, ItemFlip
+from evalrun.compare.scope import leak_comparison_lines
 from evalrun.compare.verdict import change_line, label
 from evalrun.report import charts
 
@@ -201,4 +202,5 @@ def comparison_context(comparison: Comparison | None, items: list[EvalItem]) -> 
             "exploratory": [(r, table_cells(r), state_of(r)) for r in shown], "extra": len(extra),
             "extra_cells": [table_cells(r) for r in extra],
             "trade_offs": trade_offs(comparison),
-            "flips": flip_groups(comparison, {item.id: item for item in items})}
+            "flips": flip_groups(comparison, {item.id: item for item in items}),
+            "leaks": [line.strip() for line in leak_comparison_lines(comparison.scope)]}

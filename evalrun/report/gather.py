@@ -37,7 +37,10 @@ from curate import (
 )
 from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
+from evalrun.scope_records import LAYERS
+from evalrun.scoring.scope import ScopeCheck
 from evalrun.scoring.score import layer_ids, read_trace
+from evalrun.views import leak_lines, scope_lines
 
 
 class ReportError(InputError):
@@ -74,6 +77,7 @@ class ReportInputs:
     chunks: dict[str, Chunk]
     snapshot_problem: str | None     # why the snapshot's chunk texts are not available, if they are not
     traces: dict[str, Trace]         # the traces that read as traces (failed items have none)
+    usable: dict[str, EvalItem] = field(default_factory=dict)   # each item with only the evidence its asker may use
     base: Run | None = None
     comparison: Comparison | None = None
     base_traces: dict[str, Trace] = field(default_factory=dict)   # BASE's traces that read as traces
@@ -91,10 +95,11 @@ class ReportInputs:
 
     @cached_property
     def targets(self) -> dict[str, tuple[dict[str, int], dict[str, str]]]:
-        """Return the qrels of every item whose retrieval is scored, by item id (see `gold_chunks`)."""
+        """Return the qrels of every item whose retrieval is scored, by item id (see `gold_chunks`): over the
+        evidence its asker may use at its moment, as scoring counted it."""
         found = {}
         for item in self.items:
-            target = gold_chunks(item)
+            target = gold_chunks(self.usable.get(item.id, item))
             if target is not None:
                 found[item.id] = target
         return found
@@ -107,7 +112,7 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     base = scored_run(vs) if vs is not None else None
     manifest = run.manifest
     try:
-        _, items = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
+        release, items = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
     except (NotFound, OSError) as exc:
         raise ReportError(f"the release {manifest.ref} of run {folder} cannot be read from workspace "
                           f"{workspace.root}: {exc}") from None
@@ -119,6 +124,8 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
         problem = f"KB snapshot {manifest.kb_snapshot} cannot be read ({exc}): chunk texts come from the traces only"
     by_id = {item.id: item for item in items}
     traces = _traces(run, by_id)
+    check = ScopeCheck(list(chunks.values()), release.scope, manifest.kb_snapshot)
+    usable = {item.id: check.usable(item) for item in items} if check.scoped else {}
     comparison, base_traces, base_chunks = None, {}, {}
     if base is not None:
         comparison = compare_runs(base, run, items=items)
@@ -126,7 +133,8 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
         if base.manifest.kb_snapshot != manifest.kb_snapshot:
             with contextlib.suppress(NotFound, OSError):   # then BASE's passages show the texts its traces hold
                 base_chunks = {c.chunk_id: c for c in SnapshotStore(workspace).chunks(base.manifest.kb_snapshot)}
-    return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, base=base,
+    return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, usable=usable,
+                        base=base,
                         comparison=comparison, base_traces=base_traces, base_chunks=base_chunks)
 
 
@@ -252,3 +260,38 @@ def headline_metric(inputs: ReportInputs) -> str:
     largest K when the run has no 5."""
     ks = inputs.run.manifest.settings.ks
     return f"context/recall@{5 if 5 in ks else max(ks)}"
+
+
+@dataclass
+class LeakPanel:
+    """What the report shows first of scope: the finding in one line (`alarm`: a leak, or leaks that
+    could not be checked), per layer the items and chunks, every leaked chunk with its item's asker and
+    the chunk's own groups, and the other scope lines (stale chunks, declined items, ...)."""
+
+    headline: str | None
+    alarm: bool
+    layers: list[str]
+    leaks: list[tuple[str, str, str, str, str]]   # item, asker groups, layer, chunk, the chunk's groups
+    notes: list[str]
+
+
+def leak_panel(inputs: ReportInputs) -> LeakPanel | None:
+    """Return the report's scope panel, or None when there is nothing to say (the run was scored before scope
+    was checked, or its KB has no scope and no item names an asker or a moment)."""
+    scope = inputs.run.summary.scope
+    lines = leak_lines(scope, shown=5)
+    notes = scope_lines(scope)
+    if not lines and not notes:
+        return None
+    askers = {item.id: item.asker_groups for item in inputs.items}
+    leaks = []
+    for row in inputs.run.scores:
+        for layer in LAYERS:
+            for chunk_id in (row.scope.leaked.get(layer, []) if row.scope is not None else []):
+                chunk = inputs.chunks.get(chunk_id)
+                groups = chunk.scope.groups if chunk is not None and chunk.scope is not None else None
+                leaks.append((row.item_id, ", ".join(askers.get(row.item_id) or []) or "(no group)", layer, chunk_id,
+                              ", ".join(groups or []) or "unknown"))
+    headline = lines[0] if lines else None
+    return LeakPanel(headline=headline, alarm=bool(headline and headline.startswith("PERMISSION LEAKS")), layers=lines[1:],
+                     leaks=leaks, notes=notes)

@@ -16,7 +16,11 @@ Layout (short keys, empty fields left out):
   verdict, reason], ``kv`` key point verdicts, ``rv`` relevance verdict, ``cv`` citations [chunk,
   correct], ``at`` attribution, ``rk`` rank of the first relevant candidate (0: none), ``ic``
   every relevant group in the context, ``cd`` a relevant chunk cited, ``fl`` flips against BASE [metric, change, BASE's attribution],
-  ``ms`` total latency, ``tk`` tokens and ``usd`` cost of the system on this item (when the run recorded them).
+  ``ms`` total latency, ``tk`` tokens and ``usd`` cost of the system on this item (when the run recorded them),
+  ``ak`` its asker and moment [asker groups (None: not named), role, as_of], ``sc`` what scope found:
+  ``lk`` {layer: leaked chunks}, ``st`` {layer: stale chunks}, ``dc`` reasons it had no usable evidence,
+  ``sa`` why its answer was taken as built on stale chunks, ``ur`` layers not reported (not checked),
+  ``ue`` its evidence the asker may not use at its moment [evidence id, reasons] (no gold mark).
 
 With a BASE run, ``base`` says which (``target``, ``folder``, ``note``), and each item BASE scored has
 ``b``: BASE's ``o``, ``x``, ``at``, ``u``, ``fa``, ``er``, ``ap``, ``ms``, ``tk``, ``usd`` as above, and
@@ -201,8 +205,12 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
             if trace.error:
                 entry["er"] = capped(trace.error, "problem", cuts)
         entry.update(end_to_end(row, trace))
+        if item.asker_groups is not None or item.asker_role is not None or item.as_of is not None:
+            entry["ak"] = [item.asker_groups, item.asker_role, item.as_of]
         if row is not None:
             _scores(entry, row, position, values, metrics, reasons, attributions, chunk, cuts)
+            if row.scope is not None:
+                entry["sc"] = scope_entry(row.scope, chunk, cuts)
         base_row = inputs.base_rows.get(item.id)
         if base_row is not None:
             entry["b"] = _base_entry(base_row, inputs.base_traces.get(item.id), row.values if row else {}, metrics,
@@ -228,6 +236,25 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
                                      f"{inputs.run.manifest.kb_snapshot}: gold marks are those of NEW's release"
                                      if apart_snapshot else None)}
     return document, cuts
+
+
+def scope_entry(scope, chunk, cuts: Cuts) -> dict:
+    """Return what scope found of one item (``sc``): leaked and stale chunks per layer (positions in the
+    chunk table), why it had no usable evidence, why its answer is taken as built on stale chunks."""
+    found: dict = {}
+    if scope.leaked:
+        found["lk"] = {layer: [chunk(c) for c in ids] for layer, ids in scope.leaked.items()}
+    if scope.stale:
+        found["st"] = {layer: [chunk(c) for c in ids] for layer, ids in scope.stale.items()}
+    if scope.declined_because:
+        found["dc"] = scope.declined_because
+    if scope.stale_answer:
+        found["sa"] = capped(scope.stale_answer, "problem", cuts)
+    if scope.unreported:
+        found["ur"] = scope.unreported
+    if scope.unusable:
+        found["ue"] = [[u.evidence_id, u.reasons] for u in scope.unusable]
+    return found
 
 
 def end_to_end(row, trace) -> dict:

@@ -25,15 +25,17 @@ from evalrun.report.gather import (
     ReportInputs,
     funnels,
     headline_metric,
+    leak_panel,
     page_language,
     read_inputs,
     unscored_reasons,
 )
 from evalrun.report.items import CAPS, Cuts, item_payload
-from evalrun.scoring.summary import SUBSET_FIELDS
+from evalrun.scoring.summary import SCOPE_FIELDS, SUBSET_FIELDS
 
 TEMPLATES = resources.files("evalrun.report") / "templates"
 MAX_TAGS = 30   # tag subsets drawn in the chart; the table lists them all
+MAX_LEAK_ROWS = 200   # leaked chunks listed in the panel; the item table's filter reads every item
 
 
 @dataclass
@@ -87,7 +89,7 @@ def _subsets(inputs: ReportInputs, metric: str) -> list[dict]:
     chosen = [m for m in (metric.replace("context/", "candidates/"), metric, "generation/correctness", "lexical/f1")
               if overall.get(m) is not None and overall[m].n]
     result = []
-    for field in (*SUBSET_FIELDS, "tag"):
+    for field in (*SUBSET_FIELDS, *SCOPE_FIELDS, "tag"):
         labels = sorted((label for label in summary.metrics if label.split("=", 1)[0] == field),
                         key=lambda label: -max((summary.metrics[label][m].n for m in chosen
                                                 if m in summary.metrics[label]), default=0))
@@ -171,6 +173,7 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
         "base_answer_budget": document.get("base", {}).get("answer_budget"),
         "chunks": len(document["chunks"]["id"]), "unknown_texts": unknown_texts,
         "snapshot_problem": inputs.snapshot_problem, "comparison": comparison,
+        "leaks": leak_panel(inputs), "max_leak_rows": MAX_LEAK_ROWS,
         "headline_metric": metric, "data": packed(document), "numbers": numbers,
         "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),
     }

@@ -28,6 +28,7 @@ from curate import (
     InputError,
     ReleaseManifest,
     Releases,
+    SnapshotStore,
     Workspace,
     load_release,
     now,
@@ -63,9 +64,11 @@ from evalrun.runner.targets import (
     python_target,
 )
 from evalrun.runner.trace_log import TraceLog
+from evalrun.scope_records import TargetScope
 from evalrun.scoring import score_run
 from evalrun.scoring.generation import configured_judge
 from evalrun.scoring.generation_prompts import GENERATION
+from evalrun.scoring.scope import ScopeCheck, target_note
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -101,8 +104,17 @@ def _sigterm_stops_cleanly() -> Iterator[None]:
 
 
 def _oracle_context(item: EvalItem) -> list[dict]:
+    """Return the verified evidence of an item as an --oracle-context context (the evidence its asker may
+    use at its moment, on a KB with scope: `_usable`)."""
     return [{"chunk_id": e.chunk_ids[0] if e.chunk_ids else e.evidence_id, "text": e.text}
             for e in item.evidence if e.grade > 0]
+
+
+def _usable(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem]) -> list[EvalItem]:
+    """Return the items with only the evidence their askers may use at their moments: an oracle context of
+    evidence the asker may not see would be a leak evalrun made itself."""
+    check = ScopeCheck(SnapshotStore(workspace).chunks(release.kb_snapshot), release.scope, release.kb_snapshot)
+    return [check.usable(item) for item in items] if check.scoped else items
 
 
 def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecord:
@@ -110,8 +122,9 @@ def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecor
     checked to be JSON before pydantic could turn a set into a list or a datetime into a string,
     with latency_ms.total the call's time unless the trace reports its own."""
     context = _oracle_context(item) if settings.oracle_context else None
+    scope = {"asker_groups": item.asker_groups, "asker_role": item.asker_role, "as_of": item.as_of}
     started = time.perf_counter()
-    returned = target(item.id, item.question, context)
+    returned = target(item.id, item.question, context, scope)
     total = (time.perf_counter() - started) * 1000
     trace = json_value(returned)  # a copy: setting the latency below leaves the target's object alone
     if isinstance(trace, dict) and isinstance(trace.setdefault("latency_ms", {}), dict):
@@ -161,7 +174,7 @@ def warmup_ids(todo: list[str], settings: RunSettings) -> set[str]:
 
 
 def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, description: str, settings: RunSettings,
-              gate) -> RunManifest:
+              gate, target_scope: TargetScope) -> RunManifest:
     versions = {}
     for package in ("curate-evalrun", "openai", "rapidfuzz", "numpy", "bm25s"):
         try:
@@ -171,7 +184,8 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
     judge = configured_judge(workspace, settings.no_judge)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
                        judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
-                       target=description, diagnostic=settings.oracle_context, settings=settings,
+                       target=description, target_scope=target_scope, diagnostic=settings.oracle_context,
+                       settings=settings,
                        leakage_gate=gate, packages=versions, started_at=now())
 
 
@@ -300,6 +314,9 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
     folder.mkdir(parents=True, exist_ok=True)
     if stray:
         print(f"evalrun: warning: {stray}", file=sys.stderr, flush=True)
+    target_scope = call.scope if call is not None else TargetScope(how="logged traces")
+    if cannot := target_note(target_scope, items):
+        print(f"evalrun: warning: {cannot}", file=sys.stderr, flush=True)
     finish = _resume_command(workspace, ref, target_name, traces, folder, settings,
                              python=callable(target) and not importable(target_name))
     # one run writes a folder at a time: a second (a --resume beside the run itself) stops at once
@@ -322,7 +339,7 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
         else:
             kind = logged.kind if logged is not None else "trace"
             _manifest(workspace, ref, release, describe(target_name, traces, settings.oracle_context, kind), settings,
-                      gate).write(manifest_path)
+                      gate, target_scope).write(manifest_path)
         log = TraceLog(folder / TRACES)
         todo = [i for i in items if i.id not in read_traces(log.path)]
         done, scoring = len(items) - len(todo), False
@@ -331,7 +348,8 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
                 if logged is not None:
                     _append_logged(logged, todo, traces, log)
                 else:
-                    _call_target(call, todo, settings, log)
+                    _call_target(call, _usable(workspace, release, todo) if settings.oracle_context else todo,
+                                 settings, log)
                 scoring = True
                 score_run(workspace, folder, release=(release, items))
         except TooManyHung as exc:

@@ -1,11 +1,18 @@
 """Systems under test: a Python function, an HTTP endpoint, or traces a system already logged (a
 JSONL file of traces, or a TREC run file); and `json_value`, the check every returned value passes
-before it is recorded."""
+before it is recorded.
+
+Each call gives the system the item's asker and moment (`SCOPE_KEYS`: asker_groups, asker_role,
+as_of), so that it can filter what it retrieves by scope: a Python target as keyword arguments, those
+its signature accepts (every one with `**kwargs`; a function that accepts none is called as before);
+an HTTP target as fields of the request body, those the item sets.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import importlib.util
 import json
 import math
@@ -17,10 +24,54 @@ from pathlib import Path
 from typing import Any, Literal
 
 from curate import InputError, check_base_url, iter_json_objects, loads_json, read_text
+from evalrun.scope_records import SCOPE_KEYS, TargetScope
 
-# A target takes (item id, question, oracle context or None) and returns a trace: any value, checked
-# by json_value.
-Target = Callable[[str, str, list[dict] | None], Any]
+# A call takes (item id, question, oracle context or None, the item's scope fields) and returns a
+# trace: any value, checked by json_value.
+Call = Callable[[str, str, "list[dict] | None", "dict[str, Any]"], Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A system under test: how it is called, and what it is given of each item's asker and moment."""
+
+    call: Call
+    scope: TargetScope
+
+    def __call__(self, item_id: str, question: str, context: list[dict] | None,
+                 scope: dict[str, Any] | None = None) -> Any:
+        """Return what the system returns for one question; `scope`: the item's SCOPE_KEYS fields."""
+        return self.call(item_id, question, context, scope or {})
+
+
+def scope_keywords(function: Callable[..., Any]) -> tuple[str, ...]:
+    """Return the scope fields (`SCOPE_KEYS`) a Python function accepts as keyword arguments: those its
+    signature names, or all of them when it takes **kwargs; none when its signature cannot be read.
+
+    >>> def answer(question, as_of=None): ...
+    >>> def anything(question, **options): ...
+    >>> scope_keywords(answer), scope_keywords(anything), scope_keywords(len)
+    (('as_of',), ('asker_groups', 'asker_role', 'as_of'), ())
+    """
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):   # a builtin without a signature: called as before
+        return ()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return SCOPE_KEYS
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return tuple(key for key in SCOPE_KEYS if key in named)
+
+
+def _python_call(function: Callable[..., Any], oracle: bool) -> Target:
+    """Return the target calling `function(question)` (with `oracle`, `function(question, context)`), with
+    the scope keyword arguments its signature accepts."""
+    accepted = scope_keywords(function)
+
+    def call(item_id: str, question: str, context: list[dict] | None, scope: dict[str, Any]) -> Any:
+        keywords = {key: scope.get(key) for key in accepted}
+        return function(question, context, **keywords) if oracle else function(question, **keywords)
+    return Target(call, TargetScope(receives=list(accepted), how="keyword arguments"))
 
 # TREC columns are split on ASCII blanks only, as trec_eval does: str.split() would also split a doc id
 # at U+00A0, U+2028 or U+0085.
@@ -206,18 +257,14 @@ def python_target(spec: str, oracle: bool = False) -> Target:
     if not callable(function):
         why = " (--oracle-context needs generate(question, context))" if oracle else ""
         raise InputError(f"{module_name} has no function {name}{why}", field="target")
-
-    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
-        return function(question, context) if oracle else function(question)
-    return call
+    return _python_call(function, oracle)
 
 
 def callable_target(function: Callable[..., Any], oracle: bool = False) -> Target:
     """Return a target calling the Python callable `function(question)`, as `module:function` is called;
-    with `oracle`, `function(question, context)` (a `def answer(question, context=None)` serves both)."""
-    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
-        return function(question, context) if oracle else function(question)
-    return call
+    with `oracle`, `function(question, context)` (a `def answer(question, context=None)` serves both). Both
+    get the scope keyword arguments their signature accepts (`scope_keywords`)."""
+    return _python_call(function, oracle)
 
 
 def callable_name(function: Callable[..., Any]) -> str:
@@ -239,18 +286,32 @@ def importable(name: str) -> bool:
     return module != "__main__" and qualname.isidentifier()
 
 
+def request_body(item_id: str, question: str, scope: dict[str, Any]) -> dict[str, Any]:
+    """Return the body an HTTP target is sent: the item's id and question, and each scope field the item
+    sets (asker_groups [] is set: the asker may see only what everyone may). A field the item leaves
+    unset is left out rather than sent as null, so a release without askers or moments sends the body
+    it always did, and an HTTP target written before scope keeps working.
+
+    >>> request_body("q1", "Band B3?", {"asker_groups": [], "asker_role": None, "as_of": "2026"})
+    {'item_id': 'q1', 'question': 'Band B3?', 'asker_groups': [], 'as_of': '2026'}
+    """
+    return {"item_id": item_id, "question": question,
+            **{key: scope[key] for key in SCOPE_KEYS if scope.get(key) is not None}}
+
+
 def http_target(url: str, timeout: float, max_bytes: int) -> Target:
-    """Return a target that POSTs {"item_id", "question"} to `url` and reads a JSON trace back, of at
-    most `max_bytes` bytes (decoded); a larger body is not read further. `timeout` bounds each read
-    only: the run's deadline bounds the whole call. A URL that carries credentials is refused: evalrun
-    would write it into the run's manifest and the command that resumes the run."""
+    """Return a target that POSTs `request_body` ({"item_id", "question"} and the item's scope fields) to
+    `url` and reads a JSON trace back, of at most `max_bytes` bytes (decoded); a larger body is not read
+    further. `timeout` bounds each read only: the run's deadline bounds the whole call. A URL that
+    carries credentials is refused: evalrun would write it into the run's manifest and the command that
+    resumes the run."""
     import httpx
 
     check_base_url(url, field="target", hint="evalrun writes the target's URL into the run's manifest: call "
                    "a system that needs a key through a Python --target that reads it from the environment")
 
-    def call(item_id: str, question: str, context: list[dict] | None) -> Any:
-        with httpx.stream("POST", url, json={"item_id": item_id, "question": question}, timeout=timeout) as response:
+    def call(item_id: str, question: str, context: list[dict] | None, scope: dict[str, Any]) -> Any:
+        with httpx.stream("POST", url, json=request_body(item_id, question, scope), timeout=timeout) as response:
             if response.is_error:
                 raise TargetFailed(f"target answered HTTP {response.status_code} {response.reason_phrase}".rstrip())
             declared = response.headers.get("content-length", "")
@@ -269,7 +330,7 @@ def http_target(url: str, timeout: float, max_bytes: int) -> Target:
             why = "with no JSON" if isinstance(exc, json.JSONDecodeError) else f"with JSON that cannot be held ({exc})"
             raise ValueError(f"the target answered HTTP {response.status_code} {why}: "
                              f"{bytes(body[:80]).decode('utf-8', 'replace')!r}") from None
-    return call
+    return Target(call, TargetScope(receives=list(SCOPE_KEYS), how="request body"))
 
 
 @dataclass

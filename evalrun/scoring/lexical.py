@@ -26,7 +26,8 @@ skipped (SQuAD does the same), and with none left there is no score ("no referen
 answer that is None or empty scores 0: it answered nothing.
 
 Refusals (`refusal_phrase`) are read from phrases in both languages in a short answer's first
-sentence; the scorer uses them for unanswerable items and false refusals.
+sentence, declining for want of access among them ("you do not have access", "无权查看"); the scorer
+uses them for unanswerable items, items whose asker may use none of the evidence, and false refusals.
 """
 
 from __future__ import annotations
@@ -294,6 +295,10 @@ def _numbers(wanted: Iterable[str]) -> set[str]:
 MAX_REFUSAL_TOKENS = {"en": 60, "zh": 100}  # a longer answer is an answer, whatever its opening says
 _NOT_ADDRESSED = r"(?<!您)(?<!你)(?<!如果)(?<!若)(?<!是否)"  # "如果您不知道密码" is advice, not a refusal
 _SUBJECT = r"(?:context|documents?|passages?|sources?|text|manual|knowledge base|information provided|materials?)"
+# Declining for want of access, said to the asker ("you do not have access"): a conditional ("if you do not
+# have access, ask IT") is advice, not a refusal; "interns have no access" answers a question about access.
+_ASKER = r"(?<!\bif )(?<!\bwhen )\b(?:you|your (?:role|account|group|access level))"
+_RIGHTS = r"(?:access|permissions?|rights|clearance|authori[sz]ation|privileges)"
 _PHRASES = {
     "en": [
         ("I don't know", r"\bi (?:don't|do not|dont) know\b"),
@@ -318,6 +323,16 @@ _PHRASES = {
                              r"this |such |specific |relevant |sufficient )*(?:information|details|answer)\b"),
         ("not provided in the context", r"\bnot (?:provided|given|available|found|included|present|stated) in "
                                         r"(?:the |any of the )?(?:provided |given )?" + _SUBJECT + r"\b"),
+        ("you do not have access", _ASKER + r" (?:do not|don't|does not|doesn't|lacks?) (?:have )?(?:the )?"
+                                   r"(?:necessary |required |sufficient |needed )?" + _RIGHTS + r"\b"),
+        ("you do not have access", _ASKER + r" (?:has|have) no " + _RIGHTS + r"\b"),
+        ("not authorised", _ASKER + r"(?:'re not| are not| aren't| is not| isn't| not) (?:authori[sz]ed|permitted|"
+                           r"allowed|cleared|entitled)\b"),
+        ("not authorised", r"\b(?:not authori[sz]ed|unauthori[sz]ed|not permitted) to (?:see|view|access|read|receive|"
+                           r"know|share|disclose)\b"),
+        ("access denied", r"\b(?:access|permission) (?:is |was )?(?:denied|restricted)\b"),
+        ("cannot share", r"\bi (?:cannot|can't|can not|am not able to|am unable to|am not allowed to|may not) "
+                         r"(?:share|disclose|reveal|show you|give you access)\b"),
     ],
     "zh": [
         ("无法回答", r"(?:无法|不能|没法|难以)(?:回答|作答|解答)"),
@@ -331,6 +346,12 @@ _PHRASES = {
         ("未提及", r"(?:未|并未|没有|并没有|没)(?:提及|提到|涉及|记载)"),
         ("不清楚", _NOT_ADDRESSED + r"不清楚"),
         ("不确定", _NOT_ADDRESSED + r"不确定(?!性)"),
+        # declining for want of access; "如果您没有权限" is advice (the conditional), not a refusal
+        ("无权查看", r"(?<!如果)(?<!若)(?<!如)无权(?:查看|访问|获取|阅读|查阅|知悉|了解|获知|浏览)"),
+        ("没有权限", r"(?<!如果您)(?<!如果你)(?<!如果)(?<!若您)(?<!若)(?:没有|没|无|缺少|不具备)(?:相应的?|相关的?|足够的?)?"
+                     r"(?:访问|查看|查阅|阅读)?(?:权限|授权)"),
+        ("权限不足", r"权限不(?:足|够)"),
+        ("不能透露", r"(?:无法|不能|不便|不可以)(?:透露|泄露|告知|分享|公开)"),
     ],
 }
 _COMPILED = {lang: [(label, re.compile(pattern)) for label, pattern in phrases] for lang, phrases in _PHRASES.items()}
@@ -355,6 +376,12 @@ def refusal_phrase(answer: str | None, language: str | None) -> str | None:
     ("I don't know", '抱歉')
     >>> print(refusal_phrase("It expires after 24 hours. The cause is not mentioned in the context.", "en"))
     None
+
+    Declining for want of access is a refusal too (the system should decline an item whose only
+    evidence its asker may not see):
+
+    >>> refusal_phrase("You do not have access to the salary bands.", "en"), refusal_phrase("您无权查看该文档。", "zh")
+    ('you do not have access', '无权查看')
     """
     if not answer or not answer.strip():
         return None

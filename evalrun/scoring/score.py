@@ -17,6 +17,9 @@ Nothing vanishes from a mean in silence:
   meant to be, and counted.
 - An item whose evidence lies in documents the leakage check excluded is scored apart: under
   its own label in the summary, in neither "all" nor any subset.
+- On a KB snapshot with scope, every item is scored over the evidence its asker may use at its
+  moment, and every layer of its trace is checked for permission leaks and stale chunks
+  (`evalrun.scoring.scope`); an item left with no usable evidence is scored as one to decline.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
 from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
+from evalrun.scoring.scope import ScopeCheck
 from evalrun.scoring.summary import RETRIEVAL, item_end_to_end, summarize
 
 LAYERS = ("candidates", "context")
@@ -110,8 +114,10 @@ def excluded_evidence(item: EvalItem, known: dict[str, str], excluded: set[str])
 class _Scorer:
     """Every item's retrieval, refusal and lexical scores, and what the judge needs afterwards."""
 
-    def __init__(self, run, items: list[EvalItem], known: dict[str, str]):
+    def __init__(self, run, items: list[EvalItem], known: dict[str, str], scope: ScopeCheck):
         self.settings = run.manifest.settings
+        self.scope = scope
+        self.usable: dict[str, EvalItem] = {}   # each item as scored: only the evidence its asker may use
         self.ks = tuple(self.settings.ks)
         self.known = known
         self.excluded = set(run.manifest.leakage_gate.excluded_docs)
@@ -145,6 +151,17 @@ class _Scorer:
             trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
+        checked = self.scope.item(item, trace, self.known, trec)
+        if checked is not None:   # from here on the item is scored over its usable evidence only
+            view, row.scope = checked
+            item = self.usable[item.id] = view.item
+            row.answerable = item.answerable
+            if row.scope.leaked:
+                row.attribution.insert(0, "permission_leak")   # a security finding: named first
+            if row.scope.problem:
+                self._problem(row, "unreadable moment", row.scope.problem)
+        else:
+            self.usable[item.id] = item
         row.end_to_end = item_end_to_end(record, None if failure else trace, self.settings)
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
@@ -270,6 +287,21 @@ class _Scorer:
                 row.attribution.append("generation_miss")
                 row.lexical_attribution["generation_miss"] = why
 
+    def attribute_stale(self, items: list[EvalItem], chunk_texts: dict[str, str]) -> None:
+        """Attribute stale_evidence to the answers built on stale chunks (`ScopeCheck.stale_answer`), apart
+        from and instead of generation_miss: such an answer is wrong for the moment asked, not for want of
+        reading its context."""
+        for item in items:
+            row, trace = self.rows[item.id], self.traces.get(item.id)
+            if row.scope is None or trace is None or row.failed or row.refusal or not (trace.answer or "").strip():
+                continue
+            usable = self.usable[item.id]
+            why = self.scope.stale_answer(item, usable, trace, row.scope, chunk_texts, references(usable))
+            if why:
+                row.scope.stale_answer = why
+                row.attribution = [a for a in row.attribution if a != "generation_miss"] + ["stale_evidence"]
+                row.lexical_attribution.pop("generation_miss", None)
+
     def exclude_failed(self) -> None:
         """--exclude-errors: every metric of a failed item becomes unscored with the reason."""
         for row in self.rows.values():
@@ -301,13 +333,15 @@ def score_run(workspace: Workspace, folder: Path,
     items = release[1]
     snapshot_chunks = SnapshotStore(workspace).chunks(manifest.kb_snapshot)
     known = {c.chunk_id: c.doc_id for c in snapshot_chunks}
-    scorer = _Scorer(run, items, known)
+    scope = ScopeCheck(snapshot_chunks, release[0].scope, manifest.kb_snapshot)
+    scorer = _Scorer(run, items, known, scope)
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
-    judge = score_judged(workspace, scorer.rows, items, scorer.answered, chunk_texts, scorer.evidence_in_context,
+    usable = [scorer.usable[i.id] for i in items]   # what each asker may use at its moment
+    judge = score_judged(workspace, scorer.rows, usable, scorer.answered, chunk_texts, scorer.evidence_in_context,
                          manifest.settings.judge_repeats, problems=scorer.problems,
                          no_judge=manifest.settings.no_judge)
-    for item in items:
+    for item in usable:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):
             continue
@@ -318,7 +352,8 @@ def score_run(workspace: Workspace, folder: Path,
             for name in GENERATION:
                 if name not in row.values:
                     row.unscored.setdefault(name, "target failed: no answer to judge")
-    scorer.attribute_lexically(items)
+    scorer.attribute_lexically(usable)
+    scorer.attribute_stale(items, chunk_texts)
     if manifest.settings.exclude_errors:
         scorer.exclude_failed()
     ordered = [scorer.rows[i.id] for i in items]
@@ -329,6 +364,7 @@ def score_run(workspace: Workspace, folder: Path,
     summary.problem_examples = {kind: scorer.examples[kind] for kind in summary.problems if kind in scorer.examples}
     summary.judge = judge
     summary.layers["generation"] = judge.status
+    summary.scope = scope.summary(ordered, items, manifest.target_scope)
     atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json", exclude_none=True)
                                                           for r in ordered))
     summary.write(Path(folder) / SUMMARY)

@@ -27,6 +27,10 @@ from evalrun.scoring.aggregate import aggregate
 
 RETRIEVAL = ("hit_rate", "recall", "precision", "mrr", "ndcg")
 SUBSET_FIELDS = ("difficulty", "qtype", "source", "split")
+SCOPE_FIELDS = ("asker_group", "asker_role", "as_of")
+"""Subsets by scope, reported when any item sets the field: each asker group (an item with two groups
+is in both), each role, each moment."""
+NOT_NAMED, NO_GROUP, LATEST = "(not named)", "(no group)", "(latest)"
 
 
 def percentiles(values: list[float]) -> LatencySummary | None:
@@ -42,11 +46,32 @@ def percentiles(values: list[float]) -> LatencySummary | None:
                           max=float(data.max()))
 
 
+def scope_labels(item: EvalItem, fields: Collection[str]) -> list[str]:
+    """Return the scope subsets an item is in, of the `fields` (SCOPE_FIELDS) reported: each of its asker
+    groups (NO_GROUP for [], NOT_NAMED for no asker), its role, its moment (LATEST when none).
+
+    >>> item = EvalItem(id="q", question="?", language="en", source="human", asker_groups=["hr", "staff"])
+    >>> scope_labels(item, SCOPE_FIELDS)
+    ['asker_group=hr', 'asker_group=staff', 'asker_role=none', 'as_of=(latest)']
+    """
+    labels = []
+    if "asker_group" in fields:
+        groups = [NOT_NAMED] if item.asker_groups is None else item.asker_groups or [NO_GROUP]
+        labels += [f"asker_group={group}" for group in dict.fromkeys(groups)]
+    if "asker_role" in fields:
+        labels.append(f"asker_role={item.asker_role or 'none'}")
+    if "as_of" in fields:
+        labels.append(f"as_of={item.as_of or LATEST}")
+    return labels
+
+
 def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> dict[str, list[str]]:
-    """Return {"field=value": [item ids]} for difficulty, qtype, source, split and every tag, and
-    {"apart=<reason>": [item ids]} for the items scored apart (`apart`: item id -> reason), which
-    are in no other subset."""
+    """Return {"field=value": [item ids]} for difficulty, qtype, source, split and every tag, the scope
+    subsets (`scope_labels`) when any item names an asker, a role or a moment, and {"apart=<reason>":
+    [item ids]} for the items scored apart (`apart`: item id -> reason), which are in no other subset."""
     apart = apart or {}
+    scope = [name for name, attribute in zip(SCOPE_FIELDS, ("asker_groups", "asker_role", "as_of"))
+             if any(getattr(item, attribute) is not None for item in items)]
     subsets: dict[str, list[str]] = {}
     for item in items:
         if item.id in apart:
@@ -56,6 +81,8 @@ def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> di
             subsets.setdefault(f"{field_name}={getattr(item, field_name) or 'none'}", []).append(item.id)
         for tag in item.tags:
             subsets.setdefault(f"tag={tag}", []).append(item.id)
+        for label in scope_labels(item, scope):
+            subsets.setdefault(label, []).append(item.id)
     return subsets
 
 

@@ -229,6 +229,8 @@
         opts.inContext === false ? el("span", {class: "badge bad", text: "cut from the context"}) : null,
         opts.inContext === true ? el("span", {class: "badge good", text: "in context"}) : null,
         opts.score !== null && opts.score !== undefined ? el("span", {class: "badge", text: `score ${Number(opts.score).toFixed(3)}`}) : null,
+        leakedNow.has(c) ? el("span", {class: "badge leak", text: "LEAK: the asker may not see this"}) : null,
+        staleNow.has(c) ? el("span", {class: "badge stale", text: "stale at the item's moment"}) : null,
       ];
       const body = chunks.text[c] === null ? el("span", {class: "cut", text: "text unknown: neither the KB snapshot nor the trace has this chunk"})
         : text(chunks.text[c], item_lang);
@@ -238,6 +240,26 @@
         el("div", {}, body)));
     }
     let item_lang = "en";
+    let leakedNow = new Set(), staleNow = new Set();   // the opened item's leaked and stale chunks
+    const layerList = (byLayer) => Object.entries(byLayer).map(([layer, cs]) => `${layer}: ${cs.map(chunkId).join(", ")}`).join("; ");
+    function scopeNotes(item) {
+      const sc = item.sc || {}, out = [];
+      const chunksOf = (byLayer) => new Set(Object.values(byLayer || {}).flat());
+      leakedNow = chunksOf(sc.lk);
+      staleNow = chunksOf(sc.st);
+      if (item.ak) {
+        const [groups, role, asOf] = item.ak;
+        out.push(el("p", {}, el("span", {class: "badge", text: `asker groups: ${groups === null ? "not named (leaks not checked)" : groups.length ? groups.join(", ") : "none (may see only what everyone may)"}`}),
+          role ? el("span", {class: "badge", text: `role: ${role}`}) : null,
+          el("span", {class: "badge", text: `as of: ${asOf === null ? "the latest" : asOf}`})));
+      }
+      if (sc.lk) out.push(el("p", {class: "notice bad"}, "PERMISSION LEAK: chunks the asker may not see, ", layerList(sc.lk)));
+      if (sc.dc) out.push(el("p", {class: "notice"}, `No evidence the asker may use at this moment (${sc.dc.join(", ")}): scored as an item the system should decline.`));
+      if (sc.sa) out.push(el("p", {class: "notice"}, "stale_evidence: ", text(sc.sa)));
+      if (sc.st) out.push(el("p", {class: "notice"}, "Stale chunks (not holding at the item's moment), ", layerList(sc.st)));
+      if (sc.ur) out.push(el("p", {class: "hint"}, `Not checked against scope (not reported by the trace): ${sc.ur.join(", ")}.`));
+      return out;
+    }
     const verdictText = (v) => (!v ? null : v[0] === null ? el("span", {class: "cut"}, "no verdict: ", text(v[1]))
       : el("span", {}, el("span", {class: `badge ${["covered", "supported", "yes", "supports"].includes(v[0]) ? "good" : "bad"}`, text: v[0]}), text(v[1], item_lang)));
 
@@ -246,8 +268,11 @@
       const out = [];
       const f = fieldNames.slice(0, 4).map((name, k) => el("span", {class: "badge", text: `${name}: ${fields[name][item.f[k]]}`}));
       (item.tg || []).forEach((t) => f.push(el("span", {class: "badge", text: `tag: ${fields.tag[t]}`})));
+      const scope = scopeNotes(item);   // a leak is said before anything else of the item
+      out.push(...scope.filter((node) => node.classList.contains("bad")));
       out.push(el("h4", {}, "Question ", el("code", {}, item.id)), el("p", {lang: item.l}, text(item.q, item.l)),
                el("p", {}, f, item.a ? "answerable" : el("strong", {text: "unanswerable"})));
+      out.push(...scope.filter((node) => !node.classList.contains("bad")));
       for (const [key, label] of [["fa", "target failed"], ["er", "system error"], ["ap", "scored apart"], ["rf", "taken for a refusal"]]) {
         if (item[key]) out.push(el("p", {class: "notice"}, `${label}: `, text(item[key])));
       }
@@ -259,8 +284,11 @@
              item.kv && item.kv[k] ? el("div", {}, verdictText(item.kv[k])) : null))));
       }
       if (item.ev) {
+        const unusable = new Map(((item.sc || {}).ue || []).map(([id, reasons]) => [id, reasons]));
         left.push(el("h4", {text: "Evidence"}), el("ul", {class: "passages"}, item.ev.map(([id, grade, t, cs]) =>
-          el("li", {class: grade > 0 ? "gold" : ""}, el("span", {class: "badge", text: `${id} · grade ${grade}`}), text(t, item.l),
+          el("li", {class: grade > 0 && !unusable.has(id) ? "gold" : ""}, el("span", {class: "badge", text: `${id} · grade ${grade}`}),
+             unusable.has(id) ? el("span", {class: "badge stale", text: `not usable by this asker now: ${unusable.get(id).join(", ")}`}) : null,
+             text(t, item.l),
              el("div", {class: "na"}, "chunks: ", cs.length ? cs.map(chunkId).join(", ") : "none (not mapped to this snapshot)")))));
       }
       if (base) out.push(versus(item));

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from curate import jsonl_bytes
+from curate import ScopeSettings, jsonl_bytes
 from evalrun.cli.main import cli as evalrun_cli
 from evalrun.compare.comparable import NotComparable, check_comparable
 from evalrun.compare.comparison import compare_runs, scored_run
@@ -25,6 +25,7 @@ from evalrun.records import (
     RunSummary,
     TraceRecord,
 )
+from evalrun.scope_records import ScopeSummary
 from evalrun.scoring.aggregate import aggregate
 from evalrun.scoring.generation import judge_agreement
 
@@ -35,12 +36,14 @@ def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dic
              apart: tuple[str, ...] = (), attribution: dict[str, list[str]] | None = None,
              started: str = "2026-12-01T00:00:00Z", version: str = "v1",
              subsets: dict[str, list[str]] | None = None,
-             repeats: dict[str, list[dict[str, float]]] | None = None) -> Path:
+             repeats: dict[str, list[dict[str, float]]] | None = None,
+             scope: ScopeSummary | None | str = "unscoped") -> Path:
     """Write a scored run folder of dataset `d`: one ItemScores line per item of `values` (item -> metric
     -> value), `unscored` (item -> metric -> reason), a summary whose end to end has total p95 `p95`
     and system cost `cost` (USD, all items), `degraded` traces in degraded mode; its metrics aggregated
     on "all" and on `subsets` (label -> item ids) as `evalrun run` does; `repeats` (item -> values of
-    each further judgement) makes it a run scored with --judge-repeats."""
+    each further judgement) makes it a run scored with --judge-repeats; `scope` its summary's scope section
+    (default: scored now, on a KB without scope; None: scored before scope was checked)."""
     folder.mkdir(parents=True)
     settings = RunSettings(ks=list(ks), oracle_context=oracle)
     gate = LeakageGate(status="clean", kb_snapshot=kb)
@@ -66,6 +69,7 @@ def make_run(folder: Path, values: dict[str, dict[str, float]], *, unscored: dic
                end_to_end=EndToEnd(latency_ms={"total": LatencySummary(n=len(ids), p50=p95 / 2, p95=p95, max=p95)},
                                    system_tokens={"prompt_tokens": 10 * len(ids)}, system_cost=cost),
                judge=JudgeReport(status="scored", repeats=2, agreement=judge_agreement(rows)) if repeats else None,
+               scope=ScopeSummary(scoped=False, settings_digest=ScopeSettings().digest()) if scope == "unscoped" else scope,
                ).write(folder / "summary.json")
     return folder
 

@@ -54,13 +54,14 @@ def _gate(tmp_path, *args, text=GATE, code=0):
 def test_a_change_that_improves_the_target_and_keeps_the_guards_passes(tmp_path, base):
     new = make_run(tmp_path / "new", _values(0, 0.01), p95=110.0, cost=3.2)   # +10% latency, +6.7% cost
     result = _gate(tmp_path, base, new)
-    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 4 rules held"
+    # the four rules of GATE, and max_permission_leaks, on by default (no chunk has groups: nothing can leak)
+    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 5 rules held"
 
 
 def test_each_failed_rule_is_one_line_and_the_exit_is_1(tmp_path, base):
     new = make_run(tmp_path / "new", _values(20, 0.0), p95=150.0, cost=3.6)
     lines = _gate(tmp_path, base, new, code=1).stdout.splitlines()
-    verdict = lines.index(f"gate ({tmp_path / 'gate.toml'}): FAILED, 4 of 4 rules")
+    verdict = lines.index(f"gate ({tmp_path / 'gate.toml'}): FAILED, 4 of 5 rules")
     failed = lines[verdict + 1:]
     assert len(failed) == 4
     assert failed[0].startswith("failed: guard context/hit_rate@1 on all: 100.0% -> 33.3% (-66.7 pts [")
@@ -84,7 +85,8 @@ def test_a_guard_on_a_named_subset_and_an_uncontrolled_comparison(tmp_path, base
     assert [line.split(":")[0] for line in result.failed] == ["require_controlled", ("guard context/hit_rate@1 on "
                                                                                    "difficulty=hard")]
     assert result.failed[0] == "require_controlled: not a controlled comparison: KB snapshot kb-1 vs kb-2"
-    assert result.checked[0].startswith("guard context/hit_rate@1 on difficulty=easy: 100.0% -> 100.0%")
+    assert result.checked[0] == "max_permission_leaks 0: no chunk of NEW's KB has access groups, nothing can leak"
+    assert result.checked[1].startswith("guard context/hit_rate@1 on difficulty=easy: 100.0% -> 100.0%")
     loose = parse_gate('[gate]\nguard = ["context/*"]\nguard_subsets = ["difficulty=easy"]\nrequire_controlled = '
                        'false\n', "gate.toml")
     assert gated(loose, base, new, items).passed
@@ -111,7 +113,8 @@ def test_an_oracle_context_run_is_never_the_new_side_of_a_gate(tmp_path, base):
     ('[gate]\nguard = ["x"]\nalpha = = 1\n', None),
     ('[other]\nx = 1\n', "gate.toml: field 'gate': no [gate] table (see `evalrun compare --help`)"),
     ('# nothing\n[gate]\nalpha = 0.1\n', ("gate.toml:2: field 'gate': sets no rule (guard, improve, "
-     "max_latency_p95_rise or max_cost_per_item_rise): a gate that checks nothing would pass anything")),
+     "max_latency_p95_rise or max_cost_per_item_rise): a gate with only the default max_permission_leaks = 0 would "
+     "pass any other change; set another rule, or set max_permission_leaks to gate on leaks alone")),
     ('[gate]\nalpha = 2\nguard = ["x"]\n', "gate.toml:2: field 'gate.alpha': Input should be less than 1"),
 ])
 def test_a_bad_gate_file_is_one_line_naming_file_line_and_field(text, message):
@@ -141,7 +144,7 @@ def test_gate_without_a_file_reads_the_workspace_curate_toml(tmp_path, base):
         config.write('\n[gate]\nguard = ["context/hit_rate@1"]\n')
     failed = runner.invoke(evalrun_cli, args)
     assert failed.exit_code == 1
-    assert failed.stdout.splitlines()[-2] == f"gate ({workspace.config_path}): FAILED, 1 of 1 rules"
+    assert failed.stdout.splitlines()[-2] == f"gate ({workspace.config_path}): FAILED, 1 of 2 rules"
 
 
 def test_on_runs_from_one_distribution_the_gate_fails_no_more_often_than_its_error_rate(tmp_path):
@@ -188,7 +191,7 @@ def test_a_guard_on_a_subset_too_small_to_reach_alpha_fails_as_a_weak_rule(tmp_p
     result = runner.invoke(evalrun_cli, args)
     assert result.exit_code == 1, (result.stdout, result.stderr)
     lines = result.stdout.splitlines()
-    assert lines[-3] == f"gate ({gate}): FAILED, 1 of 1 rules"
+    assert lines[-3] == f"gate ({gate}): FAILED, 1 of 2 rules"
     assert lines[-2].startswith("failed: guard context/hit_rate@1 on all: 100.0% -> 33.3% (-66.7 pts")
     assert lines[-2].endswith("cannot fail (a weak rule; --allow-weak-rules lets it pass)")
     assert lines[-1] == ("weak rule: guard context/hit_rate@1 on all cannot fail: on 3 pairs the smallest "
@@ -196,7 +199,7 @@ def test_a_guard_on_a_subset_too_small_to_reach_alpha_fails_as_a_weak_rule(tmp_p
     allowed = runner.invoke(evalrun_cli, args + ["--allow-weak-rules"])
     assert allowed.exit_code == 0, (allowed.stdout, allowed.stderr)
     assert allowed.stdout.splitlines()[-2:] == [
-        f"gate ({gate}): passed, 1 rules held (1 of them could not have failed: --allow-weak-rules)", lines[-1]]
+        f"gate ({gate}): passed, 2 rules held (1 of them could not have failed: --allow-weak-rules)", lines[-1]]
     data = json.loads(runner.invoke(evalrun_cli, args + ["--json"]).stdout)
     assert data["gate"]["passed"] is False and data["gate"]["weak"] == [lines[-1].removeprefix("weak rule: ")]
     alone = runner.invoke(evalrun_cli, ["compare", str(base), str(new), "--allow-weak-rules"])
@@ -238,7 +241,7 @@ def test_the_correction_over_the_gates_rows_decides_whether_a_guard_can_fail(tmp
     # one glob named twice is still one row of the family
     twice = gated(parse_gate('[gate]\nguard = ["context/hit_rate@1", "context/hit_rate@1"]\n'
                              'guard_subsets = ["all", "all"]\n', "g"), *runs)
-    assert twice.passed and twice.weak == [] and len(twice.checked) == 1
+    assert twice.passed and twice.weak == [] and len(twice.checked) == 2   # and max_permission_leaks
 
 
 def test_an_improve_rule_that_cannot_be_met_says_so(tmp_path):
@@ -276,4 +279,4 @@ def test_a_gate_rule_that_can_never_fail_is_refused_with_its_line(line, says):
 def test_a_gate_file_with_a_byte_order_mark_is_read(tmp_path, base):
     new = make_run(tmp_path / "new", _values(0, 0.01), p95=110.0, cost=3.2)
     result = _gate(tmp_path, base, new, text="\ufeff" + GATE)
-    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 4 rules held"
+    assert result.stdout.splitlines()[-1] == f"gate ({tmp_path / 'gate.toml'}): passed, 5 rules held"

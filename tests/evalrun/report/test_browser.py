@@ -119,3 +119,30 @@ def test_the_comparison_and_an_item_side_by_side_in_chromium(versus_run, tmp_pat
         png = page.screenshot(path=tmp_path / "versus.png", full_page=True)
         assert console.errors == [] and refused == []
     assert blank_screenshot(png) is None
+
+
+def test_a_leak_opens_the_page_and_its_item_in_chromium(hr_runs, tmp_path):
+    """The leak panel is the page's first section; a leaked chunk's row opens its item, which says the leak
+    before its question and marks the leaked chunks among its candidates."""
+    require_browser()
+    from evalrun.report import write_report
+    workspace, _, leaky = hr_runs
+    out = tmp_path / "report.html"
+    write_report(leaky, out=out, workspace=workspace)
+    url = out.as_uri()
+    with offline_page(url) as (page, console, refused):
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.evaluate("document.querySelector('main').firstElementChild.id") == "leaks"
+        assert page.locator("#leak-headline").inner_text().startswith("PERMISSION LEAKS: 5 items")
+        page.select_option("#f-attribution", label="permission_leak")
+        assert page.locator("#item-table tr.row").count() == 5
+        page.select_option("#f-attribution", value="")
+        page.locator("#leak-table tr.leak[data-open='band-staff']").first.click()
+        details = page.locator("tr.details td.detail")
+        first = details.locator(":scope > *").first
+        assert first.inner_text().startswith("PERMISSION LEAK: chunks the asker may not see, candidates: bands#0, bands#1")
+        assert "not usable by this asker now: forbidden" in details.inner_text()
+        candidates = details.locator("ol.passages").first.locator(":scope > li")
+        assert [candidates.nth(k).locator(".badge.leak").count() for k in range(candidates.count())] == [1, 1, 0]
+        assert console.errors == [] and refused == []

@@ -189,6 +189,18 @@ def test_where_chinese_f1_differs_from_the_script_punctuation_is_dropped(answer,
     ("zh", "不清楚！", "不清楚"),
     ("zh", "我没有找到相关内容。", "无法找到"),
     ("zh-CN", "Sorry, I don't know.", "I don't know"),                        # an English refusal to a Chinese item
+    # declining for want of access: what a system should say to an asker who may not see the evidence
+    ("en", "You do not have access to the salary bands.", "you do not have access"),
+    ("en", "Sorry, you don't have the necessary permissions to view this document.", "you do not have access"),
+    ("en", "Your role does not have permission to read HR documents.", "you do not have access"),
+    ("en", "You are not authorised to view that policy.", "not authorised"),
+    ("en", "You're not allowed to see this.", "not authorised"),
+    ("en", "Access denied: this document is restricted to HR.", "access denied"),
+    ("en", "I cannot share that information with you.", "cannot share"),
+    ("zh", "您无权查看该文档。", "无权查看"),
+    ("zh", "您没有权限查看薪资标准。", "没有权限"),
+    ("zh", "你的权限不足。", "权限不足"),
+    ("zh", "该信息不能透露。", "不能透露"),
 ])
 def test_refusal_phrases_in_both_languages(language, answer, phrase):
     assert refusal_phrase(answer, language) == phrase
@@ -213,6 +225,11 @@ LONG = ("The context does not contain a full list, but the common codes are LG-4
     ("zh", "若不清楚当前版本，可在控制台查看。"),
     ("zh", "如果没有找到文件，请联系管理员。"),
     ("zh", "测量结果存在不确定性，误差约 5%。"),
+    ("en", "If you do not have access, ask IT for the HR role."),                       # advice, conditional
+    ("en", "Interns have no access to the payroll system."),                             # an answer about access
+    ("en", "Unauthorized requests get HTTP 401 and are logged."),
+    ("zh", "如果您没有权限，请联系管理员开通。"),
+    ("zh", "实习生无法访问薪资系统，需经理审批。"),
     ("en", ""),
     ("en", None),
 ])
