@@ -1,11 +1,13 @@
 """The failed items of a scored run as a production log `curate add-failures` reads, so that the
 failures of a run over, say, a production replay can be promoted into the regression split.
 
-An item failed when its attribution names one of `attributions` (every one by default: target_failed,
-retrieval_miss, context_cut, generation_miss, hallucination, false_refusal, false_answer). Each row
+An item failed when its attribution names one of `attributions` (every one by default: permission_leak,
+target_failed, retrieval_miss, context_cut, generation_miss, stale_evidence, hallucination, false_refusal,
+false_answer). Each row
 holds the question, the system's answer, the chunk ids it retrieved (its candidates), the tag `wrong`
 (which add-failures' default rules take as a failure) beside the attributions saying why, the run,
-and the item id as the row id. No timestamp: the month is the one add-failures is given.
+the item id as the row id, and who asked it and when (its asker_role or asker_groups, its as_of) when
+the item says. No timestamp: the month is the one add-failures is given.
 
 An item already in the dataset the run was over comes back as its own question: add-failures finds it
 an exact duplicate and counts it on that item (how often it failed), never adds it twice.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curate import InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
+from curate import EvalItem, InputError, Releases, Workspace, atomic_write_bytes, jsonl_bytes, load_release
 from evalrun.records import scored_run
 from evalrun.scoring.score import read_trace
 from evalrun.views import ATTRIBUTIONS
@@ -41,8 +43,17 @@ def failure_rows(workspace: Workspace, folder: Path, *, attributions: tuple[str,
         trace, _, _ = read_trace(run.traces.get(item.id), item)   # none: the failure is still one
         answer, retrieved = (trace.answer, [c.chunk_id for c in trace.candidates or []]) if trace else (None, [])
         rows.append({"id": item.id, "question": item.question, "answer": answer, "retrieved_ids": retrieved,
-                     "tags": [FAILURE_TAG, *why], "run_id": run_id})
+                     "tags": [FAILURE_TAG, *why], "run_id": run_id, **_asker(item)})
     return rows
+
+
+def _asker(item: EvalItem) -> dict:
+    """Return who asked the item and when, as a log row carries them (only what the item sets): the same
+    question for another asker or moment is another item to add-failures."""
+    fields = {"asker_role": item.asker_role, "as_of": item.as_of}
+    if item.asker_role is None:
+        fields["asker_groups"] = item.asker_groups
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def export_failures(workspace: Workspace, folder: Path, out: Path | None, *,
