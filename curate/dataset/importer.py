@@ -6,7 +6,7 @@ from pathlib import Path
 
 from collections.abc import Iterable
 
-from curate.dataset.asker import scope_index
+from curate.dataset.asker import AskerError, asker_of, scope_index
 from curate.dataset.build import EVIDENCE_MODES, ImportReport, build_items, summarize_locations
 from curate.dataset.locate import Locator
 from curate.dataset.store import DatasetStore
@@ -16,7 +16,7 @@ from curate.formats.raw import RawItem, parse_mapping, read_raw_items
 from curate.formats.squad import read_squad
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, chunk_documents, content_sha256, snapshot_id_of
-from curate.records import ChunkerSettings, EvalItem, extend_evidence, item_groups
+from curate.records import ChunkerSettings, EvalItem, ScopeSettings, extend_evidence, item_groups
 from curate.scope import read_scope_settings
 from curate.workspace import Workspace
 
@@ -31,14 +31,42 @@ def extend_to_copies(workspace: Workspace, snapshot_id: str, items: Iterable[Eva
 FORMATS = ("auto", "beir", "squad")
 
 
+def with_default_asker(raws: Iterable[RawItem | InputError], asker: dict[str, object],
+                       scope: ScopeSettings) -> list[RawItem | InputError]:
+    """Return `raws` with the default asker (asker_groups or asker_role) on the records that name none, and
+    the default as_of on those that give no moment; curate's own item records keep what they carry. The
+    defaults are checked once, each a bad one an InputError naming its option."""
+    raws = list(raws)
+    if not asker:
+        return raws
+    try:
+        asker_of(asker.get("asker_groups"), asker.get("asker_role"), asker.get("as_of"), scope)
+    except AskerError as exc:
+        field = exc.field.split("[")[0]
+        raise InputError(f"--{field.replace('_', '-')}: {exc.message}", field=field) from None
+    who = {k: v for k, v in asker.items() if k in ("asker_groups", "asker_role") and v is not None}
+    when = {k: v for k, v in asker.items() if k == "as_of" and v is not None}
+    for raw in raws:
+        if not isinstance(raw, RawItem) or raw.record is not None:
+            continue
+        if not any(raw.fields.get(k) not in (None, "") for k in ("asker_groups", "asker_role")):
+            raw.fields.update(who)
+        if raw.fields.get("as_of") in (None, ""):
+            raw.fields.update(when)
+    return raws
+
+
 def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str, kb: str | None = None,
                  format: str = "auto", mapping: list[str] | tuple[str, ...] = (), encoding: str = "utf-8",
                  skip_invalid: bool = False, min_score: float = 90.0, chunker: str | None = None,
-                 chunk_size: int | None = None, evidence_mode: str = "all") -> ImportReport:
+                 chunk_size: int | None = None, evidence_mode: str = "all",
+                 asker: dict[str, object] | None = None) -> ImportReport:
     """Import the items of `path` into `dataset`; nothing is written if any record is bad
     (unless `skip_invalid`). BEIR and SQuAD inputs also create their KB snapshot, named `kb`
     (default: the dataset's name). `evidence_mode` "any": a record's passages are alternatives for
-    one fact (finding any one counts); "all": each is needed."""
+    one fact (finding any one counts); "all": each is needed. `asker`: who asks and when for the records
+    that do not say ({"asker_role": "employee", "as_of": "2026"}; a record's own asker_groups or
+    asker_role, and its own as_of, win)."""
     with DatasetStore(workspace).writing(dataset):
         path = Path(path)
         if evidence_mode not in EVIDENCE_MODES:
@@ -54,7 +82,7 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         meta, items = store.load_or_new(dataset)
         pending = None
         if format == "auto":
-            raws = list(read_raw_items(path, parse_mapping(mapping), encoding))
+            raws = with_default_asker(read_raw_items(path, parse_mapping(mapping), encoding), asker or {}, scope)
             snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
             chunks = snapshots.chunks(snapshot_id)
             locator = Locator(chunks, snapshots.documents(snapshot_id), min_score,
@@ -62,6 +90,9 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         elif format in ("beir", "squad"):
             if mapping:
                 raise InputError("--map applies to JSONL/CSV files, not to --format " + format, field="map")
+            if asker:
+                raise InputError(f"--{next(iter(asker)).replace('_', '-')} applies to JSONL/CSV files, not to --format "
+                                 f"{format}", field=next(iter(asker)))
             if format == "beir":
                 documents, chunks, raws = read_beir(path, encoding)
                 settings = ChunkerSettings(kind="one_per_document" if documents else "imported")

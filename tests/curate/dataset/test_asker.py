@@ -165,3 +165,33 @@ def test_a_beir_export_carries_the_asker_and_the_moment_back(scoped, tmp_path):
     before, after = _items(scoped.workspace, "hr"), _items(scoped.workspace, "back")
     assert {i: _asker(item) for i, item in after.items()} == {i: _asker(item) for i, item in before.items()}
     assert _asker(after["s-4"]) == ([], None, None) and _asker(after["s-2"]) == (["staff"], None, "2025")
+
+
+def test_import_gives_a_default_asker_and_moment_to_the_records_that_name_none(scoped, tmp_path):
+    path = tmp_path / "asked.jsonl"
+    rows = [{"id": "d-1", "question": "What does level L5 pay?", "evidence": ["level L5 pays 42,000 to 58,000 EUR a year"]},
+            {"id": "d-2", "question": "What does level L5 pay?", "evidence": ["level L5 pays 42,000 to 58,000 EUR a year"],
+             "asker_role": "hr", "as_of": "2025"},
+            {"id": "d-3", "question": "年终奖怎么发？", "evidence": ["年终奖为三个月工资"], "asker_groups": []}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    result = scoped("import", path, "--dataset", "hr", "--source", "human", "--kb", "policies",
+                    "--asker-role", "staff", "--as-of", "2026年3月1日")
+    assert "imported 3 items" in result.stdout
+    items = _items(scoped.workspace, "hr")
+    assert _asker(items["d-1"]) == (["staff"], "staff", "2026-03-01")   # both defaults
+    assert _asker(items["d-2"]) == (["hr", "staff"], "hr", "2025")      # its own asker and moment win
+    assert _asker(items["d-3"]) == ([], None, "2026-03-01")             # its own asker of no group wins
+
+
+def test_a_bad_default_asker_is_one_line_naming_its_option_and_nothing_is_imported(scoped, tmp_path):
+    path = tmp_path / "asked.jsonl"
+    path.write_text(json.dumps({"question": "年终奖怎么发？", "evidence": ["年终奖为三个月工资"]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    for option, value, message in (("--asker-role", "ceo", "--asker-role: unknown role 'ceo'"),
+                                   ("--asker-groups", "hr,board", "--asker-groups: undeclared group 'board'"),
+                                   ("--as-of", "2026-13-01", "--as-of: '2026-13-01' is not a date")):
+        result = scoped("import", path, "--dataset", "hr", "--source", "human", "--kb", "policies", option, value,
+                        code=2)
+        assert result.stderr.startswith(f"error: ") and message in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert not DatasetStore(scoped.workspace).exists("hr")
