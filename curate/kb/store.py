@@ -18,7 +18,8 @@ from curate.kb.scope_fields import ScopeReader
 from curate.locks import writing
 from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings,
                             SnapshotManifest, now, validate_lines)
-from curate.scope import ScopeIndex, read_scope_settings, version_order
+from curate.scope import MomentError, ScopeIndex, read_scope_settings, version_order
+from curate.scope import MomentError, ScopeIndex, read_scope_settings, version_order
 from curate.workspace import Workspace
 
 
@@ -219,6 +220,15 @@ class SnapshotStore:
     def documents(self, snapshot_id: str) -> list[Document]:
         """Return a snapshot's source documents (empty for imported production chunks)."""
         return list(_load_records(self.root / snapshot_id / "documents.jsonl", Document))
+
+    def scope_index(self, snapshot_id: str) -> ScopeIndex:
+        """Return the scope of a snapshot's chunks under the workspace's [scope] version order: whom each
+        chunk may be shown to, and when (`ScopeIndex.usable`)."""
+        try:
+            return ScopeIndex(self.chunks(snapshot_id), version_order(read_scope_settings(self.workspace)))
+        except MomentError as exc:   # [scope] versions changed since the snapshot was ingested
+            raise InputError(f"KB snapshot {snapshot_id}: {exc}: add it to [scope] versions", file="curate.toml",
+                             field="scope.versions") from None
 
 
 @lru_cache(maxsize=8)

@@ -17,7 +17,7 @@ from datetime import date
 from typing import Literal
 
 from curate.records.kb import Chunk, Scope
-from curate.scope.moment import Moment, VersionOrder, parse_date
+from curate.scope.moment import Moment, VersionOrder, parse_date, parse_moment
 
 Reason = Literal["forbidden", "superseded", "not_yet_valid", "expired", "later_version"]
 REASONS: tuple[Reason, ...] = ("forbidden", "superseded", "not_yet_valid", "expired", "later_version")
@@ -94,6 +94,21 @@ class ScopeIndex:
         """Return whether the asker may see the chunk (an unknown asker, None, is not checked)."""
         groups = self._entries.get(chunk_id, _OPEN).groups
         return groups is None or asker_groups is None or not groups.isdisjoint(asker_groups)
+
+    def usable(self, chunk_id: str, asker_groups: Sequence[str] | None, as_of: str | date | None = None) -> bool:
+        """Return whether the asker may be given the chunk at `as_of` (a date, its text, a version label;
+        None: the latest): what a RAG system filters its retrieval by, given an item's `asker_groups` and
+        `as_of` as evalrun passes them. An unknown asker (None) is not checked.
+
+        >>> from curate.records import Chunk, Scope
+        >>> index = ScopeIndex([Chunk(chunk_id="pay", doc_id="pay", text="t", text_sha256="0", scope=Scope(groups=["hr"])),
+        ...                     Chunk(chunk_id="p25", doc_id="p25", text="t", text_sha256="0", scope=Scope(
+        ...                           valid_from="2025-01-01", valid_to="2025-12-31"))])
+        >>> index.usable("pay", ["staff"]), index.usable("pay", ["hr"]), index.usable("p25", [], "2026-03-01")
+        (False, True, False)
+        """
+        moment = parse_moment(as_of) if isinstance(as_of, str) else as_of
+        return not self.reasons(chunk_id, asker_groups, moment)
 
     def reasons(self, chunk_id: str, asker_groups: Sequence[str] | None, moment: Moment | None) -> list[Reason]:
         """Return why the chunk is not usable for the asker at the moment (empty: it is usable)."""

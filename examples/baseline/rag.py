@@ -22,8 +22,8 @@ import threading
 import time
 from functools import lru_cache
 
+from curate import ScopeIndex, SnapshotStore
 from curate.index.kb_index import KBIndex
-from curate.scope import ScopeIndex, parse_moment, read_scope_settings, version_order
 from curate.text.sentences import sentence_spans
 from curate.workspace import find_workspace
 
@@ -46,14 +46,12 @@ def _load() -> tuple[KBIndex, ScopeIndex]:
     workspace = find_workspace(explicit=os.environ.get("CURATE_WORKSPACE"))
     index = KBIndex.open(workspace, os.environ.get("BASELINE_KB"))
     index.bm25.search(["预热 warm-up"], k=1)
-    return index, ScopeIndex(index.chunks, version_order(read_scope_settings(workspace)))
+    return index, SnapshotStore(workspace).scope_index(index.snapshot_id)
 
 
 def _allowed(scope: ScopeIndex, chunk_id: str, asker_groups: list[str] | None, as_of: str | None) -> bool:
     """Return whether the asker may be shown the chunk at the moment (BASELINE_SCOPE=ignore: always)."""
-    if os.environ.get("BASELINE_SCOPE", "filter") == "ignore" or not scope.scoped:
-        return True
-    return not scope.reasons(chunk_id, asker_groups, None if as_of is None else parse_moment(as_of))
+    return os.environ.get("BASELINE_SCOPE", "filter") == "ignore" or scope.usable(chunk_id, asker_groups, as_of)
 
 
 def _generate(question: str, passages: list[str]) -> tuple[str, dict]:
