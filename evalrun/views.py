@@ -296,9 +296,11 @@ def scope_lines(scope: ScopeSummary | None) -> list[str]:
         lines.append(cannot)
     if scope.declined_items:
         why = ", ".join(f"{reason} {n:,}" for reason, n in scope.declined.items())
-        lines.append(f"{_items(len(scope.declined_items))} had no evidence their asker may use at their moment ({why}): "
-                     f"scored as items the system should decline (unanswerable/*), not as retrieval misses")
-    stale = [f"{layer} {_items(found.items)}, {numbers.count(found.chunks)} chunks"
+        one = len(scope.declined_items) == 1
+        lines.append(f"{_items(len(scope.declined_items))} had no evidence {'its' if one else 'their'} asker may use at "
+                     f"{'its' if one else 'their'} moment ({why}): scored as {'an item' if one else 'items'} the system "
+                     f"should decline (unanswerable/*), not as {'a retrieval miss' if one else 'retrieval misses'}")
+    stale = [f"{layer} {_items(found.items)}, {numbers.count(found.chunks)} chunk{'s' if found.chunks != 1 else ''}"
              for layer in LAYERS if (found := scope.stale.get(layer)) is not None and found.items]
     if stale:
         built = len(scope.stale_evidence_items)
