@@ -16,7 +16,8 @@ import io
 import warnings
 from pathlib import Path
 
-from curate.annotate.form import Answer, answers_of, markdown_escape, settings as form_settings
+from curate.annotate.form import Answer, answers_of, settings as form_settings
+from curate.annotate.markdown import markdown_escape
 from curate.annotate.state import argilla_sdk
 from curate.dataset import DatasetStore
 from curate.fileio import dumps_json

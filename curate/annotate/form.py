@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from curate.fileio import dumps_json
 from curate.records import EvalItem
+from curate.annotate.markdown import markdown_escape
 from curate.annotate.marks import RecordScope, scope_text
 from curate.annotate.pool import Candidate
 from curate.dataset.asker import asker_label
 
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
-_MARKDOWN_INLINE = re.compile(r"[\\`*_\[\]<>#|~]")
 _CITED = re.compile(r"\s*[\[［]\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*[\]］]\s*$")
 
 
@@ -55,15 +55,6 @@ def settings(pool_k: int, guidelines: str, min_submitted: int = 1, scoped: bool 
                                                                  *(SCOPE_METADATA if scoped else ()))]
     return rg.Settings(guidelines=guidelines, fields=fields, questions=questions, metadata=metadata,
                        distribution=rg.TaskDistribution(min_submitted=min_submitted))
-
-
-def markdown_escape(text: str) -> str:
-    r"""Return `text` with Markdown's inline syntax escaped, so that it shows as written.
-
-    >>> markdown_escape("a*b* [x](y) `z`")
-    'a\\*b\\* \\[x\\](y) \\`z\\`'
-    """
-    return _MARKDOWN_INLINE.sub(r"\\\g<0>", " ".join(text.split()))
 
 
 def annotation_digest(item: EvalItem) -> str:

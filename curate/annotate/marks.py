@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from curate.annotate.markdown import markdown_escape
 from curate.errors import InputError
 from curate.records import EvalItem, Scope
 from curate.scope import MomentError, ScopeIndex, moment_of
@@ -70,8 +71,10 @@ def mark(item: EvalItem, reasons: list[str], scope: Scope | None) -> str:
     if not reasons:
         return ""
     words, scope = _words(item), scope or Scope()
-    details = {"groups": words["sep"].join(scope.groups or []), "valid_from": scope.valid_from,
-               "valid_to": scope.valid_to, "version": scope.version}
+    # shown in a Markdown field: a group or version named `**x**` or `<b>` shows as written
+    details = {"groups": words["sep"].join(markdown_escape(g) for g in scope.groups or []),
+               "valid_from": scope.valid_from, "valid_to": scope.valid_to,
+               "version": None if scope.version is None else markdown_escape(scope.version)}
     return words["mark"].format(why=words["and"].join(words[r].format(**details) for r in reasons))
 
 

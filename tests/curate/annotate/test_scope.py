@@ -108,3 +108,13 @@ def test_a_dataset_answered_before_scope_keeps_its_answers(handbook, argilla_env
     assert [r.value for r in t1.responses["relevance_1"]] == [2]   # the answer is still there
     assert "scope" not in t1.fields and t1.metadata["asker"] == "groups:staff"
     assert records["t-3"][0].fields["scope"] == "提问者：用户组 staff\n时间：最新（已被取代的内容视为过时）"
+
+
+def test_a_mark_shows_group_and_version_names_as_written_not_as_markup():
+    from curate.annotate.marks import mark
+    from curate.records import EvalItem, Scope
+    item = EvalItem(id="q", question="?", language="en", source="human", asker_groups=["staff"], as_of="v1")
+    shown = mark(item, ["forbidden", "later_version"], Scope(groups=["<img src=x onerror=alert(1)>", "**hr**"],
+                                                             version="[v2](javascript:x)"))
+    assert "\\<img src=x onerror=alert(1)\\>" in shown and "\\*\\*hr\\*\\*" in shown
+    assert "\\[v2\\](javascript:x)" in shown and "<img" not in shown.replace("\\<img", "")
