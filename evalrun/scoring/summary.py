@@ -4,6 +4,7 @@ attribution."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection
 
@@ -46,6 +47,9 @@ def percentiles(values: list[float]) -> LatencySummary | None:
                           max=float(data.max()))
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")   # a date moment, as curate stores one
+
+
 def scope_labels(item: EvalItem, fields: Collection[str]) -> list[str]:
     """Return the scope subsets an item is in, of the `fields` (SCOPE_FIELDS) reported: each of its asker
     groups (NO_GROUP for [], NOT_NAMED for no asker), its role, its moment (LATEST when none).
@@ -61,8 +65,20 @@ def scope_labels(item: EvalItem, fields: Collection[str]) -> list[str]:
     if "asker_role" in fields:
         labels.append(f"asker_role={item.asker_role or 'none'}")
     if "as_of" in fields:
-        labels.append(f"as_of={item.as_of or LATEST}")
+        labels.append(f"as_of={moment_label(item.as_of)}")
     return labels
+
+
+def moment_label(as_of: str | None) -> str:
+    """Return the subset a moment falls in: a version label as it is, a date by its year (a log's questions
+    each asked on their own day would make a subset a day), LATEST when none.
+
+    >>> moment_label("2026"), moment_label("2026-03-01"), moment_label(None)
+    ('2026', 'dates in 2026', '(latest)')
+    """
+    if as_of is None:
+        return LATEST
+    return f"dates in {as_of[:4]}" if _DATE.fullmatch(as_of) else as_of
 
 
 def subsets_of(items: list[EvalItem], apart: dict[str, str] | None = None) -> dict[str, list[str]]:
