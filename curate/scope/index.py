@@ -79,6 +79,15 @@ class ScopeIndex:
         known = {chunk_id for chunk_id, _, _ in rows} | {doc_id for _, doc_id, _ in rows}
         self.unknown_superseded = sorted(set(replacing) - known)
         """Ids named in `supersedes` that are neither a document nor a chunk of the snapshot."""
+        self._holds: dict[Moment | None, dict[str, tuple[Reason | None, int]]] = {}
+        # for `check`: the chunks some group restricts, who may see each, and those a moment can make stale
+        self._restricted = frozenset(c for c, e in self._entries.items() if e.groups is not None)
+        self._visible_to: dict[str, set[str]] = {}
+        for chunk_id, entry in self._entries.items():
+            for group in entry.groups or ():
+                self._visible_to.setdefault(group, set()).add(chunk_id)
+        self._timed = frozenset(c for c, e in self._entries.items() if e.validity != _OPEN.validity or e.replaced_by)
+        self._forbidden_to: dict[frozenset[str], frozenset[str]] = {}
 
     def _validity(self, scope: Scope) -> _Validity:
         return _Validity(None if scope.version is None else self.order.key(scope.version),
@@ -118,12 +127,70 @@ class ScopeIndex:
         found: list[Reason] = []
         if entry.groups is not None and asker_groups is not None and entry.groups.isdisjoint(asker_groups):
             found.append("forbidden")
-        own = self._outside(entry.validity, moment)
-        if own:
-            found.append(own)
-        elif any(self._outside(by, moment) is None for by in entry.replaced_by):
-            found.append("superseded")
+        stale = self._stale(chunk_id, entry, moment)[0]
+        if stale:
+            found.append(stale)
         return found
+
+    def check(self, chunk_ids: Iterable[str], asker_groups: Sequence[str] | None,
+              moment: Moment | None) -> tuple[list[str], list[str]]:
+        """Return the chunks of `chunk_ids` the asker may not see (leaked) and those that do not hold at the
+        moment (stale), each once, in order: `reasons` over a layer of a trace, in set operations (a run
+        checks tens of candidates of thousands of items against a few askers and moments)."""
+        unique = dict.fromkeys(chunk_ids)
+        forbidden = self._forbidden(asker_groups)
+        leaked = [c for c in unique if c in forbidden] if forbidden else []
+        stale = []
+        timed = [c for c in unique if c in self._timed] if self._timed else ()
+        if timed:
+            holds = self._holds_at(moment)
+            for chunk_id in timed:
+                known = holds.get(chunk_id)
+                if known is None:
+                    known = self._stale(chunk_id, self._entries[chunk_id], moment, holds)
+                else:
+                    self.undecided += known[1]
+                if known[0]:
+                    stale.append(chunk_id)
+        return leaked, stale
+
+    def _forbidden(self, asker_groups: Sequence[str] | None) -> frozenset[str]:
+        """Return the chunks an asker may not see (none for an unknown asker), remembered for a few hundred
+        askers (a run's askers are mostly a handful of roles)."""
+        if asker_groups is None or not self._restricted:
+            return frozenset()
+        asker = frozenset(asker_groups)
+        found = self._forbidden_to.get(asker)
+        if found is None:
+            found = self._restricted.difference(*(self._visible_to.get(g, ()) for g in asker))
+            if len(self._forbidden_to) < 256:
+                self._forbidden_to[asker] = found
+        return found
+
+    def _holds_at(self, moment: Moment | None) -> dict[str, tuple[Reason | None, int]]:
+        """Return what is remembered of the chunks at one moment: chunk id -> (why it does not hold, or None;
+        the checks that met the other kind of validity)."""
+        holds = self._holds.get(moment)
+        if holds is None:
+            holds = self._holds[moment] = {}
+        return holds
+
+    def _stale(self, chunk_id: str, entry: _Entry, moment: Moment | None,
+               holds: dict[str, tuple[Reason | None, int]] | None = None) -> tuple[Reason | None, int]:
+        """Return why the chunk does not hold at the moment (its own validity first, then what replaces it;
+        None when it holds) and how many checks met the other kind of validity. Remembered per moment: a
+        run asks the same few moments of the same chunks thousands of times."""
+        holds = self._holds_at(moment) if holds is None else holds
+        known = holds.get(chunk_id)
+        if known is not None:
+            self.undecided += known[1]   # a remembered check that could not be decided counts again
+            return known
+        before = self.undecided
+        why = self._outside(entry.validity, moment)
+        if why is None and any(self._outside(by, moment) is None for by in entry.replaced_by):
+            why = "superseded"
+        known = holds[chunk_id] = (why, self.undecided - before)
+        return known
 
     def _outside(self, validity: _Validity, moment: Moment | None) -> Reason | None:
         """Return why a validity does not hold at a moment, or None when it holds (or cannot be told)."""

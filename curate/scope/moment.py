@@ -7,6 +7,7 @@ one (2026-13-01) is refused rather than read as a label.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from datetime import date
@@ -38,6 +39,7 @@ def parse_date(text: str) -> date:
         raise MomentError(f"{text!r} is not a date: {exc}") from None
 
 
+@functools.lru_cache(maxsize=4096)   # a run reads the same few moments for thousands of items
 def parse_moment(text: str) -> Moment:
     """Return the moment `text` names: a date when it reads as one, else the version label itself.
 

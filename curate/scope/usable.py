@@ -97,12 +97,6 @@ class LayerCheck:
 def check_layer(index: ScopeIndex, chunk_ids: Iterable[str], asker_groups: list[str] | None,
                 moment: Moment | None) -> LayerCheck:
     """Return a layer's permission leaks and stale chunks, each chunk once, in the layer's order."""
-    leaked, stale = [], []
-    for chunk_id in dict.fromkeys(chunk_ids):
-        reasons = index.reasons(chunk_id, asker_groups, moment)
-        if "forbidden" in reasons:
-            leaked.append(chunk_id)
-        if STALE_REASONS.intersection(reasons):
-            stale.append(chunk_id)
+    leaked, stale = index.check(chunk_ids, asker_groups, moment)
     return LayerCheck(tuple(leaked), tuple(stale))
 

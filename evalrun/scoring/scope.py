@@ -20,6 +20,7 @@ snapshot has no scope.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 from curate import (
@@ -45,13 +46,14 @@ FILTERED_BY = ("asker_groups", "as_of")
 """The scope fields a system filters by: the asker's groups and the moment (a role only names groups)."""
 
 
-def facts(text: str | None) -> set[str]:
+@functools.lru_cache(maxsize=1 << 16)   # chunk texts, evidence and questions recur across a run's items
+def facts(text: str | None) -> frozenset[str]:
     """Return the numbers, dates and codes a text states (curate's salient tokens that hold a digit).
 
     >>> sorted(facts("In 2025 the daily allowance is 45 EUR (code TA-7)."))
     ['2025', '45', '7']
     """
-    return {token for token in salient(text or "") if any(ch.isdigit() for ch in token)}
+    return frozenset(token for token in salient(text or "") if any(ch.isdigit() for ch in token))
 
 
 def not_received(target: TargetScope | None, items: Sequence[EvalItem]) -> list[str]:
@@ -79,6 +81,7 @@ class ScopeCheck:
 
     def __init__(self, chunks: Sequence[Chunk], settings: ScopeSettings | None, snapshot: str | None = None):
         settings = settings or ScopeSettings()
+        facts.cache_clear()   # remembered within one run's scoring, not across runs
         self.digest = settings.digest()
         self.access_groups = any(c.scope is not None and c.scope.groups for c in chunks)
         try:
@@ -86,11 +89,6 @@ class ScopeCheck:
         except MomentError as exc:
             raise CurateError(f"KB snapshot {snapshot} does not fit the release's [scope] settings: {exc}") from None
         self.scoped = self.index.scoped
-        replaced = {target for c in chunks if c.scope is not None for target in c.scope.supersedes}
-        # the chunks the rule can say anything of: those with a scope, and those something replaces; any
-        # other chunk is usable by anyone at any moment, and is not looked up at all
-        self.restricted = frozenset(c.chunk_id for c in chunks if (c.scope is not None and not c.scope.is_empty())
-                                    or c.chunk_id in replaced or c.doc_id in replaced)
         self.undecided: list[str] = []
         """Items of which a check met a date moment and a version-only chunk (or the reverse)."""
 
@@ -104,32 +102,25 @@ class ScopeCheck:
             return None
         before = self.index.undecided
         view, problem = self._view(item)
-        found = ItemScope(asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
-                          unusable=list(view.unusable), problem=problem)
         moment = None if problem else moment_of(item)
         layers = {"candidates": _ids(trace.candidates), "context": None if trec else _ids(trace.context),
                   "citations": None if trec else self._cited(trace, known)}
-        # ScopeIndex.reasons (check_layer's rule) once per restricted chunk of the item, whatever layers hold
-        # it: the other chunks can neither leak nor be stale
-        reasons: dict[str, list[str]] = {}
-        for layer in LAYERS:
-            ids = layers[layer]
-            if ids is None:
-                found.unreported.append(layer)
+        # model_construct: every value is this module's own (no input to check), and a run builds thousands
+        found = ItemScope.model_construct(
+            asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
+            unusable=list(view.unusable), problem=problem, leaked={}, stale={}, stale_answer=None,
+            unreported=[layer for layer in LAYERS if layers[layer] is None])
+        # check_layer's rule once over every chunk the trace names; then each layer keeps its own, in order
+        named = [c for ids in layers.values() if ids for c in ids]
+        leaked, stale = self.index.check(named, item.asker_groups, moment)
+        for flagged, kept_in in ((leaked, found.leaked), ([] if problem else stale, found.stale)):
+            if not flagged:
                 continue
-            leaked, stale = [], []
-            for chunk_id in dict.fromkeys(c for c in ids if c in self.restricted):
-                why = reasons.get(chunk_id)
-                if why is None:
-                    why = reasons[chunk_id] = self.index.reasons(chunk_id, item.asker_groups, moment)
-                if "forbidden" in why:
-                    leaked.append(chunk_id)
-                if not problem and STALE_REASONS.intersection(why):
-                    stale.append(chunk_id)
-            if leaked:
-                found.leaked[layer] = leaked
-            if stale:
-                found.stale[layer] = stale
+            hit = set(flagged)
+            for layer, ids in layers.items():
+                kept = [c for c in dict.fromkeys(ids) if c in hit] if ids else None
+                if kept:
+                    kept_in[layer] = kept
         if self.index.undecided > before:
             self.undecided.append(item.id)
         return view, found
@@ -173,7 +164,10 @@ class ScopeCheck:
         stale = scope.stale.get("context")
         if not stale or not trace.answer:
             return None
-        stated = facts(strip_markers(trace.answer, texts)) - facts(item.question)
+        answer = strip_markers(trace.answer, texts)
+        if not any(ch.isdigit() for ch in answer):   # states no number, date or code (full-width digits are digits)
+            return None
+        stated = facts(answer) - facts(item.question)
         if not stated:
             return None
         in_stale: dict[str, str] = {}
@@ -183,7 +177,8 @@ class ScopeCheck:
         if not in_stale:
             return None
         stale_set = set(stale)
-        holding = set().union(*(facts(texts.get(p.chunk_id)) for p in trace.context or () if p.chunk_id not in stale_set),
+        holding = set().union(*(facts(texts.get(p.chunk_id)) for p in trace.context or ()
+                                if p.chunk_id not in stale_set),
                               *(facts(e.text) for e in usable.evidence if e.grade >= 1),
                               *(facts(r) for r in references), *(facts(k.text) for k in usable.key_points))
         only = sorted(set(in_stale) - holding)
@@ -197,31 +192,55 @@ class ScopeCheck:
         """Return the run's scope section: leaks and stale chunks per layer, askers checked and not, the items
         declined for want of usable evidence, and whether the target could be told the scope."""
         askers = sum(i.asker_groups is not None for i in items)
-        summary = ScopeSummary(scoped=self.scoped, access_groups=self.access_groups, settings_digest=self.digest,
-                               askers=askers, unchecked=len(items) - askers,
-                               moments=sum(i.as_of is not None for i in items), target=target,
-                               not_received=not_received(target, items))
+        fields = dict(scoped=self.scoped, access_groups=self.access_groups, settings_digest=self.digest,
+                      askers=askers, unchecked=len(items) - askers, moments=sum(i.as_of is not None for i in items),
+                      target=target, not_received=not_received(target, items))
         if not self.scoped:
-            return summary
-        scoped = [row for row in rows if row.scope is not None]
-        for row in scoped:
-            for reason in row.scope.declined_because:
-                summary.declined[reason] = summary.declined.get(reason, 0) + 1
-        summary.declined_items = [row.item_id for row in scoped if row.scope.declined_because]
+            return ScopeSummary(**fields)
+        # one pass over the rows, in plain lists: the record is built once at the end
+        declined: dict[str, int] = {}
+        declined_items, leak_items, stale_answers = [], [], []
+        leaks = {layer: _Tally() for layer in LAYERS}
+        stale = {layer: _Tally() for layer in LAYERS}
+        for row in rows:
+            scope = row.scope
+            if scope is None:
+                continue
+            for reason in scope.declined_because:
+                declined[reason] = declined.get(reason, 0) + 1
+            if scope.declined_because:
+                declined_items.append(row.item_id)
+            if scope.stale_answer:
+                stale_answers.append(row.item_id)
+            for layer in LAYERS:
+                if layer in scope.unreported:
+                    continue
+                if scope.asker_checked:
+                    leaks[layer].add(row.item_id, scope.leaked.get(layer))
+                if not scope.problem:
+                    stale[layer].add(row.item_id, scope.stale.get(layer))
+            if scope.asker_checked and scope.leaked:
+                leak_items.append(row.item_id)
         if self.access_groups:
-            checked = [row for row in scoped if row.scope.asker_checked]
-            summary.permission_leaks = {layer: _layer(checked, layer, "leaked") for layer in LAYERS}
-            summary.permission_leak_items = [row.item_id for row in checked if row.scope.leaked]
-        summary.stale = {layer: _layer([r for r in scoped if not r.scope.problem], layer, "stale") for layer in LAYERS}
-        summary.stale_evidence_items = [row.item_id for row in scoped if row.scope.stale_answer]
-        summary.undecided = len(self.undecided)
-        summary.unknown_superseded = list(self.index.unknown_superseded)
-        return summary
+            fields.update(permission_leaks={layer: tally.layer() for layer, tally in leaks.items()},
+                          permission_leak_items=leak_items)
+        return ScopeSummary(**fields, declined=declined, declined_items=declined_items,
+                            stale={layer: tally.layer() for layer, tally in stale.items()},
+                            stale_evidence_items=stale_answers, undecided=len(self.undecided),
+                            unknown_superseded=list(self.index.unknown_superseded))
 
 
-def _layer(rows: Sequence[ItemScores], layer: str, kind: str) -> LayerScope:
-    """Return one layer's leaks (kind "leaked") or stale chunks ("stale") over the rows checked."""
-    checked = [row for row in rows if layer not in row.scope.unreported]
-    hit = [row for row in checked if getattr(row.scope, kind).get(layer)]
-    return LayerScope(checked=len(checked), items=len(hit), chunks=sum(len(getattr(r.scope, kind)[layer]) for r in hit),
-                      item_ids=[row.item_id for row in hit])
+class _Tally:
+    """One layer's leaks (or stale chunks) counted over the items whose layer was checked."""
+
+    def __init__(self):
+        self.checked, self.chunks, self.item_ids = 0, 0, []
+
+    def add(self, item_id: str, found: list[str] | None) -> None:
+        self.checked += 1
+        if found:
+            self.chunks += len(found)
+            self.item_ids.append(item_id)
+
+    def layer(self) -> LayerScope:
+        return LayerScope(checked=self.checked, items=len(self.item_ids), chunks=self.chunks, item_ids=self.item_ids)

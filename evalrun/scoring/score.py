@@ -24,7 +24,10 @@ Nothing vanishes from a mean in silence:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from curate import (
@@ -141,27 +144,26 @@ class _Scorer:
         self.examples.setdefault(kind, f"{row.item_id}: {text}")
 
     def _score(self, item: EvalItem, record: TraceRecord | None) -> ItemScores:
-        row = ItemScores(item_id=item.id, answerable=item.answerable)
         trace, failure, unknown = read_trace(record, item)
         trec = record is not None and record.kind == "trec"
         if failure is not None:
-            row.failed = failure
-            self._problem(row, failure.split(":")[0], failure)
-            row.attribution.append("target_failed")
             trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
         checked = self.scope.item(item, trace, self.known, trec)
+        scope = None
         if checked is not None:   # from here on the item is scored over its usable evidence only
-            view, row.scope = checked
-            item = self.usable[item.id] = view.item
-            row.answerable = item.answerable
-            if row.scope.leaked:
-                row.attribution.insert(0, "permission_leak")   # a security finding: named first
-            if row.scope.problem:
-                self._problem(row, "unreadable moment", row.scope.problem)
-        else:
-            self.usable[item.id] = item
+            view, scope = checked
+            item = view.item
+        self.usable[item.id] = item
+        # built whole, not assigned field by field: each assignment to a record is validated again
+        row = ItemScores(item_id=item.id, answerable=item.answerable, scope=scope, failed=failure,
+                         attribution=(["permission_leak"] if scope is not None and scope.leaked else [])
+                         + (["target_failed"] if failure is not None else []))   # a leak, a security finding, first
+        if failure is not None:
+            self._problem(row, failure.split(":")[0], failure)
+        if scope is not None and scope.problem:
+            self._problem(row, "unreadable moment", scope.problem)
         row.end_to_end = item_end_to_end(record, None if failure else trace, self.settings)
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
@@ -293,7 +295,9 @@ class _Scorer:
         reading its context."""
         for item in items:
             row, trace = self.rows[item.id], self.traces.get(item.id)
-            if row.scope is None or trace is None or row.failed or row.refusal or not (trace.answer or "").strip():
+            if row.scope is None or not (row.scope.stale.get("context") or row.scope.stale.get("citations")):
+                continue   # no stale chunk reached the model or was cited: nothing to build an answer on
+            if trace is None or row.failed or row.refusal or not (trace.answer or "").strip():
                 continue
             usable = self.usable[item.id]
             why = self.scope.stale_answer(item, usable, trace, row.scope, chunk_texts, references(usable))
@@ -316,12 +320,34 @@ class _Scorer:
                 row.unscored[name] = reason
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run is scored, as it was before when it ends.
+
+    Scoring builds tens of thousands of small records beside the release, the traces and the chunks it
+    keeps alive, and each automatic collection walks all of them: on 10,000 items that was 40% of the
+    scoring time (benchmarks/scope_cost.py), for records that form no cycles to collect."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def score_run(workspace: Workspace, folder: Path,
               release: tuple[ReleaseManifest, list[EvalItem]] | None = None) -> RunSummary:
     """Score every trace of a run folder; write scores.jsonl and summary.json; return the summary.
 
     `release`: the run's release as already loaded (verified), so it is not read again.
     """
+    with _collector_paused():
+        return _score_run(workspace, folder, release)
+
+
+def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifest, list[EvalItem]] | None
+               ) -> RunSummary:
     run = read_run(folder)
     manifest = run.manifest
     judge_now = configured_judge(workspace, manifest.settings.no_judge)
