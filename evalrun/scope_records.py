@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from curate import Record, UnusableEvidence
 
@@ -61,6 +61,12 @@ class ItemScope(Record):
                                      "one, or states a number, date or code found only in them): stale_evidence.")
     problem: str | None = Field(None, description="Why the item's moment could not be read: its stale chunks are "
                                 "not checked.")
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler):
+        """Leave out the lists and tables that are empty (read back as their defaults): most items have
+        nothing to say, and a run writes a line per item."""
+        return {key: value for key, value in handler(self).items() if value != [] and value != {}}
 
 
 class LayerScope(Record):

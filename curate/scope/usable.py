@@ -78,7 +78,8 @@ def usable_view(item: EvalItem, index: ScopeIndex) -> UsableView:
     points = [p.model_copy(update={"evidence_ids": [e for e in p.evidence_ids if e not in dropped]})
               if dropped.intersection(p.evidence_ids) else p for p in item.key_points]
     none_left = item.answerable and bool(unusable) and not any(e.grade >= 1 for e in kept)
-    declined = [r for r in REASONS if any(r in u.reasons for u in unusable)] if none_left else []
+    found = {reason for u in unusable for reason in u.reasons}
+    declined = [r for r in REASONS if r in found] if none_left else []
     view_item = item.model_copy(update={"evidence": kept, "key_points": points,
                                         "answerable": item.answerable and not none_left})
     return UsableView(item=view_item, unusable=unusable, declined_because=declined,

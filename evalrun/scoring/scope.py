@@ -71,8 +71,14 @@ def target_note(target: TargetScope, items: Sequence[EvalItem]) -> str | None:
                              sum(i.as_of is not None for i in items))
 
 
-def _ids(passages) -> list[str] | None:
-    return None if passages is None else [p.chunk_id for p in passages]
+def named_layers(trace: Trace, known: dict[str, str], trec: bool) -> dict[str, list[str] | None]:
+    """Return every chunk id each layer of a trace names (LAYERS), in order: its candidates, its context, its
+    citations (listed, or inline [id] or 【id】 in the answer); None for a layer it does not report (a TREC
+    run's context and citations)."""
+    def ids(passages) -> list[str] | None:
+        return None if passages is None else [p.chunk_id for p in passages]
+    return {"candidates": ids(trace.candidates), "context": None if trec else ids(trace.context),
+            "citations": None if trec else ScopeCheck.cited(trace, known)}
 
 
 class ScopeCheck:
@@ -92,19 +98,17 @@ class ScopeCheck:
         self.undecided: list[str] = []
         """Items of which a check met a date moment and a version-only chunk (or the reverse)."""
 
-    def item(self, item: EvalItem, trace: Trace, known: dict[str, str], trec: bool
-             ) -> tuple[UsableView, ItemScope] | None:
+    def item(self, item: EvalItem, layers: dict[str, list[str] | None]) -> tuple[UsableView, ItemScope] | None:
         """Return the item as its asker may use its evidence at its moment, and its scope checks: what the
-        asker may not use, each layer's leaks and stale chunks (a layer the trace does not report is
-        unreported, not clean); None when the KB has no scope. A moment that cannot be read is the item's
-        problem: only what the asker may see is then applied."""
+        asker may not use, each layer's leaks and stale chunks (`layers`: every chunk id each layer of the
+        trace names, `named_layers`; None for a layer the trace does not report: unreported, not clean);
+        None when the KB has no scope. A moment that cannot be read is the item's problem: only what the
+        asker may see is then applied."""
         if not self.scoped:
             return None
         before = self.index.undecided
         view, problem = self._view(item)
         moment = None if problem else moment_of(item)
-        layers = {"candidates": _ids(trace.candidates), "context": None if trec else _ids(trace.context),
-                  "citations": None if trec else self._cited(trace, known)}
         # model_construct: every value is this module's own (no input to check), and a run builds thousands
         found = ItemScope.model_construct(
             asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
@@ -139,7 +143,7 @@ class ScopeCheck:
         return self._view(item)[0].item if self.scoped else item
 
     @staticmethod
-    def _cited(trace: Trace, known: dict[str, str]) -> list[str]:
+    def cited(trace: Trace, known: dict[str, str]) -> list[str]:
         """Return every chunk the answer cites: listed in the trace, and inline ([id] or 【id】) in the answer."""
         answer = trace.answer or ""
         inline = [m[2] for m in citation_markers(answer, known)] if ("[" in answer or "【" in answer) else []

@@ -62,7 +62,7 @@ from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
 from evalrun.scoring.lexical import METRICS as LEXICAL
 from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
-from evalrun.scoring.scope import ScopeCheck
+from evalrun.scoring.scope import ScopeCheck, named_layers
 from evalrun.scoring.summary import RETRIEVAL, item_end_to_end, summarize
 
 LAYERS = ("candidates", "context")
@@ -150,7 +150,8 @@ class _Scorer:
             trace = Trace(item_id=item.id, question=item.question, candidates=[], context=[])  # returned nothing
         else:
             self.traces[item.id] = trace
-        checked = self.scope.item(item, trace, self.known, trec)
+        named = named_layers(trace, self.known, trec)
+        checked = self.scope.item(item, named)
         scope = None
         if checked is not None:   # from here on the item is scored over its usable evidence only
             view, scope = checked
@@ -159,12 +160,12 @@ class _Scorer:
         # built whole, not assigned field by field: each assignment to a record is validated again
         row = ItemScores(item_id=item.id, answerable=item.answerable, scope=scope, failed=failure,
                          attribution=(["permission_leak"] if scope is not None and scope.leaked else [])
-                         + (["target_failed"] if failure is not None else []))   # a leak, a security finding, first
+                         + (["target_failed"] if failure is not None else []),   # a leak, a security finding, first
+                         end_to_end=item_end_to_end(record, None if failure else trace, self.settings))
         if failure is not None:
             self._problem(row, failure.split(":")[0], failure)
         if scope is not None and scope.problem:
             self._problem(row, "unreadable moment", scope.problem)
-        row.end_to_end = item_end_to_end(record, None if failure else trace, self.settings)
         if unknown:
             self._problem(row, "unknown trace key", f"unknown trace keys (ignored): {', '.join(unknown)}")
         missing = sorted({p.chunk_id for p in (trace.candidates or []) + (trace.context or [])
@@ -180,7 +181,9 @@ class _Scorer:
         apart = excluded_evidence(item, self.known, self.excluded)
         if apart:
             row.apart = f"evidence in documents the leakage check excluded: {', '.join(apart[:5])}"
-        layers = {layer: layer_ids(trace, layer, self.known, self.excluded) for layer in LAYERS}
+        # the layers as scored: without the chunks of documents the leakage check excluded (when it excluded any)
+        layers = ({layer: layer_ids(trace, layer, self.known, self.excluded) for layer in LAYERS} if self.excluded
+                  else {layer: named[layer] for layer in LAYERS})
         if layers["candidates"] is None:
             self._problem(row, "no candidates", f"{NO_CANDIDATES}: its candidate metrics are unscored")
         no_context = TREC_RUN if trec else NO_CONTEXT
