@@ -60,8 +60,8 @@ curate diff handbook@v1 handbook@v2 | head -n 3
 
 echo; echo "== the monthly flow: November's production failures join the regression split"
 # (no Argilla in the demo, so no --push; with `curate annotate serve` running, --push sends the new items)
-curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11
-curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11   # again: nothing added
+curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11 --asker-role employee
+curate add-failures "$EX/production/2026-11.jsonl" --dataset handbook --month 2026-11 --asker-role employee   # again: nothing added
 curate grade --dataset handbook > /dev/null || true   # the new items join the grade record
 curate check-leakage --dataset handbook
 curate release --dataset handbook -m "November 2026 production failures"

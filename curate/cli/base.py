@@ -149,3 +149,30 @@ def workspace_of(ctx: click.Context, explicit: Path | None = None) -> Workspace:
     """Return the workspace a command works in: `explicit`, else the root's --workspace, else found
     from the current folder upwards."""
     return find_workspace(explicit=explicit or ctx.find_root().params.get("workspace"))
+
+
+def asker_options(command):
+    """Add --asker-role, --asker-groups and --as-of to a command that reads records of questions: who asks
+    and when, for the records that do not say (`asker_defaults` turns them into the library's `asker`)."""
+    for option in reversed([
+            click.option("--asker-role", metavar="ROLE", help="Who asks the records that name no asker: a role of "
+                         "curate.toml [scope.roles]."),
+            click.option("--asker-groups", metavar="G1,G2", help="Who asks the records that name no asker: their "
+                         "access groups (\"\" for an asker who may see only what everyone may)."),
+            click.option("--as-of", metavar="DATE|VERSION", help="When the records that give no moment are asked: "
+                         "a date (YYYY-MM-DD) or a KB version label.")]):
+        command = option(command)
+    return command
+
+
+def asker_defaults(asker_role: str | None, asker_groups: str | None, as_of: str | None) -> dict[str, object]:
+    """Return the `asker` the library functions take from --asker-role, --asker-groups and --as-of.
+
+    >>> asker_defaults(None, "hr, staff", "2026")
+    {'asker_groups': ['hr', 'staff'], 'as_of': '2026'}
+    >>> asker_defaults(None, "", None)
+    {'asker_groups': []}
+    """
+    groups = None if asker_groups is None else [g.strip() for g in asker_groups.split(",") if g.strip()]
+    given = {"asker_role": asker_role, "asker_groups": groups, "as_of": as_of}
+    return {key: value for key, value in given.items() if value is not None}

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from curate.cli.display import console, report_skipped, short, table
-from curate.cli.base import workspace_of
+from curate.cli.base import asker_defaults, asker_options, workspace_of
 from curate.failures.add import add_failures
 from curate.failures.pii import NOT_MASKED
 
@@ -31,15 +31,18 @@ from curate.failures.pii import NOT_MASKED
 @click.option("--argilla-workspace", default="curate", show_default=True)
 @click.option("--api-url", envvar="ARGILLA_API_URL", help="With --push: Argilla URL (env ARGILLA_API_URL); the key "
               "is read from ARGILLA_API_KEY.")
+@asker_options
 @click.pass_context
 def add_failures_command(ctx: click.Context, logs: tuple[Path, ...], dataset: str, month: str, kb: str | None,
                          mapping: tuple[str, ...], encoding: str, skip_invalid: bool, no_semantic: bool, push: bool,
-                         pool_k: int, argilla_workspace: str, api_url: str | None) -> None:
+                         pool_k: int, argilla_workspace: str, api_url: str | None, asker_role: str | None,
+                         asker_groups: str | None, as_of: str | None) -> None:
     """Add the questions production failed on (JSONL/CSV logs, or `evalrun export-failures`) to the regression
     split: personal data masked, duplicates counted on the item they repeat, leaks quarantined, one batch per month."""
     report = add_failures(workspace_of(ctx), logs, dataset=dataset, month=month, kb=kb, mapping=mapping,
                           encoding=encoding, skip_invalid=skip_invalid, semantic=not no_semantic, push=push,
-                          pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace)
+                          pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace,
+                          asker=asker_defaults(asker_role, asker_groups, as_of))
     batch = report.batch
     if report.already:
         click.echo(f"{dataset}: these {month} logs were added before, in batch {batch.batch} ({batch.at}): "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from curate.cli.base import EXIT_FINDINGS, workspace_of
+from curate.cli.base import EXIT_FINDINGS, asker_defaults, asker_options, workspace_of
 from curate.cli.display import console, report_skipped, short, table
 from curate.dataset import import_items
 from curate.dataset.build import EVIDENCE_MODES
@@ -74,24 +74,17 @@ def next_steps(directory: Path, kb: str | None) -> list[str]:
 @click.option("--evidence-mode", type=click.Choice(EVIDENCE_MODES), default="all", show_default=True,
               help="all: each passage of a record is needed; any: they are alternatives for one fact and "
               "finding any one counts (a record's own evidence_mode field wins).")
-@click.option("--asker-role", metavar="ROLE", help="Who asks the records that name no asker: a role of curate.toml "
-              "[scope.roles].")
-@click.option("--asker-groups", metavar="G1,G2", help="Who asks the records that name no asker: their access groups "
-              "(\"\" for an asker who may see only what everyone may).")
-@click.option("--as-of", metavar="DATE|VERSION", help="When the records that give no moment are asked: a date "
-              "(YYYY-MM-DD) or a KB version label.")
+@asker_options
 @click.pass_context
 def import_(ctx: click.Context, path: Path, dataset: str, source: str, kb: str | None, fmt: str,
             mapping: tuple[str, ...], encoding: str, skip_invalid: bool, min_score: float,
             chunker: str | None, chunk_size: int | None, evidence_mode: str, asker_role: str | None,
             asker_groups: str | None, as_of: str | None) -> None:
     """Import questions with their answers, key points and evidence into a draft dataset."""
-    asker = {"asker_role": asker_role, "as_of": as_of,
-             "asker_groups": None if asker_groups is None else [g for g in asker_groups.split(",") if g.strip()]}
     report = import_items(workspace_of(ctx), path, dataset=dataset, source=source, kb=kb, format=fmt,
                           mapping=mapping, encoding=encoding, skip_invalid=skip_invalid, min_score=min_score,
                           chunker=chunker, chunk_size=chunk_size, evidence_mode=evidence_mode,
-                          asker={k: v for k, v in asker.items() if v is not None})
+                          asker=asker_defaults(asker_role, asker_groups, as_of))
     report_skipped(report.skipped)
     located = ", ".join(f"{n} {how}" for how, n in sorted(report.located_by.items())) or "none"
     records = f" ({report.records} of them curate's own item records, read whole)" if report.records else ""

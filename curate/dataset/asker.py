@@ -229,3 +229,31 @@ def view(item: EvalItem, index: ScopeIndex) -> UsableView:
         return usable_view(item, index)
     except MomentError as exc:
         raise InputError(f"item {item.id}: {exc}", field="as_of") from None
+
+
+def checked_defaults(asker: dict[str, object] | None, settings: ScopeSettings) -> dict[str, object]:
+    """Return the default asker and moment given for the records that name none (`--asker-role`,
+    `--asker-groups`, `--as-of`: keys asker_role, asker_groups, as_of; unset ones left out), checked once
+    against the settings: a bad one is an InputError naming its option."""
+    given = {key: value for key, value in (asker or {}).items() if value is not None}
+    if not given:
+        return {}
+    unknown = sorted(set(given) - set(ASKER_FIELDS))
+    if unknown:
+        raise InputError(f"unknown default {unknown[0]!r} (known: {', '.join(ASKER_FIELDS)})", field=unknown[0])
+    try:
+        asker_of(given.get("asker_groups"), given.get("asker_role"), given.get("as_of"), settings)
+    except AskerError as exc:   # named as the option it came from: field '--asker-role'
+        raise InputError(exc.message, field="--" + exc.field.split("[")[0].replace("_", "-")) from None
+    return given
+
+
+def with_defaults(fields: dict, defaults: dict[str, object]) -> None:
+    """Give a record's fields the default asker (asker_groups or asker_role) when it names none, and the
+    default moment when it gives none; what the record says wins (in place)."""
+    if not defaults:
+        return
+    if all(fields.get(key) in (None, "") for key in ("asker_groups", "asker_role")):
+        fields.update({key: defaults[key] for key in ("asker_groups", "asker_role") if key in defaults})
+    if fields.get("as_of") in (None, "") and "as_of" in defaults:
+        fields["as_of"] = defaults["as_of"]

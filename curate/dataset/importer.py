@@ -6,7 +6,7 @@ from pathlib import Path
 
 from collections.abc import Iterable
 
-from curate.dataset.asker import AskerError, asker_of, scope_index
+from curate.dataset.asker import checked_defaults, scope_index, with_defaults
 from curate.dataset.build import EVIDENCE_MODES, ImportReport, build_items, summarize_locations
 from curate.dataset.locate import Locator
 from curate.dataset.store import DatasetStore
@@ -16,7 +16,7 @@ from curate.formats.raw import RawItem, parse_mapping, read_raw_items
 from curate.formats.squad import read_squad
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, chunk_documents, content_sha256, snapshot_id_of
-from curate.records import ChunkerSettings, EvalItem, ScopeSettings, extend_evidence, item_groups
+from curate.records import ChunkerSettings, EvalItem, extend_evidence, item_groups
 from curate.scope import read_scope_settings
 from curate.workspace import Workspace
 
@@ -31,28 +31,13 @@ def extend_to_copies(workspace: Workspace, snapshot_id: str, items: Iterable[Eva
 FORMATS = ("auto", "beir", "squad")
 
 
-def with_default_asker(raws: Iterable[RawItem | InputError], asker: dict[str, object],
-                       scope: ScopeSettings) -> list[RawItem | InputError]:
-    """Return `raws` with the default asker (asker_groups or asker_role) on the records that name none, and
-    the default as_of on those that give no moment; curate's own item records keep what they carry. The
-    defaults are checked once, each a bad one an InputError naming its option."""
+def with_default_asker(raws: Iterable[RawItem | InputError], defaults: dict[str, object]) -> list[RawItem | InputError]:
+    """Return `raws` with the default asker and moment (`checked_defaults`) on the records that do not say
+    (`with_defaults`); curate's own item records keep what they carry."""
     raws = list(raws)
-    if not asker:
-        return raws
-    try:
-        asker_of(asker.get("asker_groups"), asker.get("asker_role"), asker.get("as_of"), scope)
-    except AskerError as exc:
-        field = exc.field.split("[")[0]
-        raise InputError(f"--{field.replace('_', '-')}: {exc.message}", field=field) from None
-    who = {k: v for k, v in asker.items() if k in ("asker_groups", "asker_role") and v is not None}
-    when = {k: v for k, v in asker.items() if k == "as_of" and v is not None}
     for raw in raws:
-        if not isinstance(raw, RawItem) or raw.record is not None:
-            continue
-        if not any(raw.fields.get(k) not in (None, "") for k in ("asker_groups", "asker_role")):
-            raw.fields.update(who)
-        if raw.fields.get("as_of") in (None, ""):
-            raw.fields.update(when)
+        if isinstance(raw, RawItem) and raw.record is None:
+            with_defaults(raw.fields, defaults)
     return raws
 
 
@@ -82,7 +67,8 @@ def import_items(workspace: Workspace, path: Path, *, dataset: str, source: str,
         meta, items = store.load_or_new(dataset)
         pending = None
         if format == "auto":
-            raws = with_default_asker(read_raw_items(path, parse_mapping(mapping), encoding), asker or {}, scope)
+            raws = with_default_asker(read_raw_items(path, parse_mapping(mapping), encoding),
+                                      checked_defaults(asker, scope))
             snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
             chunks = snapshots.chunks(snapshot_id)
             locator = Locator(chunks, snapshots.documents(snapshot_id), min_score,

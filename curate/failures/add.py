@@ -26,16 +26,17 @@ The flow, for each month's logs:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from curate.annotate.push import push as push_items
 from curate.checks.leakage import load_docs
 from curate.dataset import DatasetStore
+from curate.dataset.asker import checked_defaults, with_defaults
 from curate.dataset.batches import MONTH, FailureBatches
 from curate.errors import InputError
 from curate.failures.core import FailureReport, failures_from
-from curate.failures.log import LOG_ALIASES, read_log
+from curate.failures.log import LOG_ALIASES, LogRow, read_log
 from curate.failures.pii import Scrubber
 from curate.failures.rules import load_rules
 from curate.formats.raw import parse_mapping
@@ -64,19 +65,29 @@ def read_source(path: Path) -> FailureSource:
                          format="csv" if path.suffix.lower() == ".csv" else "jsonl")
 
 
+def _asked(rows: Iterable[LogRow | InputError], defaults: dict[str, object]) -> Iterator[LogRow | InputError]:
+    """Yield the rows of a log, each that does not say who asks or when given the defaults."""
+    for row in rows:
+        if isinstance(row, LogRow):
+            with_defaults(row.fields, defaults)
+        yield row
+
+
 def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, month: str, kb: str | None = None,
                  mapping: Sequence[str] = (), encoding: str = "utf-8", skip_invalid: bool = False,
                  semantic: bool = True, push: bool = False, pool_k: int = 8, api_url: str | None = None,
-                 argilla_workspace: str = "curate") -> FailureReport:
+                 argilla_workspace: str = "curate", asker: dict[str, object] | None = None) -> FailureReport:
     """Add the questions production failed on in `month`'s `logs` to `dataset`'s regression split (see
     the module docstring); with `push`, send the new items to Argilla. Nothing is written if a row is
-    bad (unless `skip_invalid`)."""
+    bad (unless `skip_invalid`). `asker`: who asks and when for the rows that do not say
+    ({"asker_role": "employee"}; a row's own asker and moment win)."""
     if not MONTH.fullmatch(month or ""):
         raise InputError(f"must be a month written YYYY-MM, got {month!r}", field="month")
     if not logs:
         raise InputError("give at least one production log", field="LOG")
     rules, patterns = load_rules(workspace)
     scope = read_scope_settings(workspace)
+    defaults = checked_defaults(asker, scope)
     names = parse_mapping(mapping, LOG_ALIASES)
     logs = [Path(p) for p in logs]
     sources = [read_source(p) for p in logs]
@@ -93,15 +104,15 @@ def add_failures(workspace: Workspace, logs: Sequence[Path], *, dataset: str, mo
         # The same logs read with the same rules and field names add nothing; read otherwise (a --map
         # forgotten the first time), they are read again, and rows already counted stay counted once.
         same = next((b for b in done if b.month == month and sorted(s.sha256 for s in b.sources) == hashes
-                     and b.rules == rules.record() and b.mapping == names), None)
+                     and b.rules == rules.record() and b.mapping == names and b.asker == defaults), None)
         if same is not None:
             return FailureReport(same, already=True)
         batch = FailureBatch(batch=batches.next_id(month, done), month=month, state="pending", sources=sources,
-                             rules=rules.record(), mapping=dict(names))
+                             rules=rules.record(), mapping=dict(names), asker=defaults)
         index = KBIndex.open(workspace, snapshot_id)
         docs = load_docs(workspace, dataset)
-        rows = [(source, progress(read_log(path, names, encoding), f"reading {path.name}", unit="line",
-                                  total=source.lines)) for path, source in zip(logs, sources)]
+        rows = [(source, progress(_asked(read_log(path, names, encoding), defaults), f"reading {path.name}",
+                                  unit="line", total=source.lines)) for path, source in zip(logs, sources)]
         report = failures_from(rows, items=items, batch=batch, rules=rules, scrubber=Scrubber(patterns),
                                key=batches.key(), index=index, seen={r for b in done for r in b.rows},
                                skip_docs=set(docs.allow) | set(docs.exclude), skip_invalid=skip_invalid, scope=scope,

@@ -46,6 +46,9 @@ class FailureBatch(VersionedRecord):
     rules: dict[str, Any] = Field(default_factory=dict, description="The failure rules and hints it ran with.")
     mapping: dict[str, str] = Field(default_factory=dict, description="The log's field names it read as which "
                                     "(--map): the same logs read otherwise are read again.")
+    asker: dict[str, Any] = Field(default_factory=dict, description="Who asks and when for the rows that do not "
+                                  "say (--asker-role, --asker-groups, --as-of): the same logs read with others are "
+                                  "read again.")
     counts: dict[str, int] = Field(default_factory=dict, description="Rows read, failures, added, duplicates, "
                                    "leaks, skipped rows... every number the command printed.")
     by_rule: dict[str, int] = Field(default_factory=dict, description="Failing rows per rule that matched.")

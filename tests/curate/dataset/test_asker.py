@@ -187,9 +187,9 @@ def test_a_bad_default_asker_is_one_line_naming_its_option_and_nothing_is_import
     path = tmp_path / "asked.jsonl"
     path.write_text(json.dumps({"question": "年终奖怎么发？", "evidence": ["年终奖为三个月工资"]}, ensure_ascii=False) + "\n",
                     encoding="utf-8")
-    for option, value, message in (("--asker-role", "ceo", "--asker-role: unknown role 'ceo'"),
-                                   ("--asker-groups", "hr,board", "--asker-groups: undeclared group 'board'"),
-                                   ("--as-of", "2026-13-01", "--as-of: '2026-13-01' is not a date")):
+    for option, value, message in (("--asker-role", "ceo", "field '--asker-role': unknown role 'ceo'"),
+                                   ("--asker-groups", "hr,board", "field '--asker-groups': undeclared group 'board'"),
+                                   ("--as-of", "2026-13-01", "field '--as-of': '2026-13-01' is not a date")):
         result = scoped("import", path, "--dataset", "hr", "--source", "human", "--kb", "policies", option, value,
                         code=2)
         assert result.stderr.startswith(f"error: ") and message in result.stderr, result.stderr

@@ -66,3 +66,24 @@ def test_personal_data_in_a_group_name_is_masked_and_counted(curate, tmp_path):
     assert FailureBatches(curate.workspace, "hr").all()[0].counts["asker_groups_masked"] == 1
     stored = b"".join(p.read_bytes() for p in curate.workspace.root.rglob("*") if p.is_file())
     assert b"zhang.san@example.com" not in stored
+
+
+def test_rows_that_do_not_say_who_asks_take_the_default_asker_and_count_on_its_item(curate, tmp_path):
+    scoped_kb(curate.workspace)
+    curate("import", DATA / "scoped_items.jsonl", "--dataset", "hr", "--source", "human", "--kb", "policies")
+    log = _log(tmp_path,
+               f"{TRAVEL},thumbs_down,,,,u1",                # no asker, no moment: the defaults, so s-1's question
+               f"{TRAVEL},thumbs_down,hr;manager,,,u2")      # its own asker wins; the default moment still applies
+    curate("add-failures", log, "--dataset", "hr", "--month", "2026-03", "--no-semantic",
+           "--asker-role", "staff", "--as-of", "2026-03-01")
+    items = {i.id: i for i in DatasetStore(curate.workspace).items("hr")}
+    batch = FailureBatches(curate.workspace, "hr").all()[0]
+    assert items["s-1"].production.asked[0].count == 1          # (staff, 2026-03-01): counted on s-1, not added
+    (added,) = [items[i] for i in batch.added]
+    assert (added.asker_groups, added.as_of) == (["hr", "manager"], "2026-03-01")
+    assert batch.asker == {"asker_role": "staff", "as_of": "2026-03-01"}
+    again = curate("add-failures", log, "--dataset", "hr", "--month", "2026-03", "--no-semantic",
+                   "--asker-role", "staff", "--as-of", "2026-03-01")
+    assert "nothing added" in again.stdout
+    bad = curate("add-failures", log, "--dataset", "hr", "--month", "2026-03", "--asker-role", "ceo", code=2)
+    assert bad.stderr.startswith("error: field '--asker-role': unknown role 'ceo'")
