@@ -17,10 +17,13 @@ same run (traces with 20 candidates, a context of 5, one citation, through --tra
   Usable evidence is computed for every item, and every candidate, context chunk and citation is checked
   against the item's asker and moment; the subsets per asker group and moment are aggregated.
 
-`score_run` is timed in rounds, each scoring every folder afresh one after the other (as `evalrun run`
-scores), --repeats rounds (default 5) in one process: the figure is the median over the rounds of the
-ratio, scoped over unscoped, of one round (target at most 1.10). The machine is shared: a ratio within a
-round, not the seconds, is what holds from one run to the next.
+`score_run` is timed in rounds, each scoring every folder afresh, each in a process of its own (as
+`evalrun run` and `evalrun run --resume` score a run: one process, one scoring; only `score_run` is timed, not
+the interpreter's start), every other round in the reverse order; --repeats rounds (default 15) after one
+untimed round. The
+figure is the median over the rounds of the ratio, scoped over unscoped, of one round (target at most
+1.10). The machine is shared: a ratio within a round, not the seconds, is what holds from one run to
+the next.
 
 The scoped scoring also aggregates the subsets per asker group and moment (n, mean and interval of every
 metric, as for every tag): what that takes is timed apart (`aggregate` of the scored rows over those
@@ -34,6 +37,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,7 +62,7 @@ from curate.records import (  # noqa: E402
     Scope,
 )
 from curate.release import release  # noqa: E402
-from curate.workspace import init_workspace  # noqa: E402
+from curate.workspace import init_workspace, open_workspace  # noqa: E402
 from evalrun.records import RunSettings, read_run  # noqa: E402
 from evalrun.runner import run  # noqa: E402
 from evalrun.scoring import score_run  # noqa: E402
@@ -163,6 +167,22 @@ def build(root: Path, n: int, density: str, scoped: bool) -> tuple:
     return workspace, path
 
 
+def score_apart(workspace: Path, folder: Path) -> float:
+    """Return the seconds `score_run` takes to score `folder` afresh in a process of its own."""
+    done = subprocess.run([sys.executable, __file__, "--score", str(workspace), str(folder)], check=True,
+                          capture_output=True, text=True)
+    return float(done.stdout.split()[-1])
+
+
+def score_here(workspace: Path, folder: Path) -> None:
+    """Score `folder` afresh (what `score_apart` runs in its own process) and print the seconds it took."""
+    for written in ("scores.jsonl", "summary.json"):
+        (folder / written).unlink(missing_ok=True)
+    started = time.perf_counter()
+    score_run(open_workspace(workspace), folder)
+    print(f"{time.perf_counter() - started:.4f}")
+
+
 def subsets_seconds(workspace, folder: Path, repeats: int) -> float:
     """Return the seconds the aggregation of a scored run's subsets per asker group and moment takes
     (best of `repeats`): `aggregate` over those subsets, less the same call over none."""
@@ -206,10 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     """Build the workspaces, run and score them, time the scoring alternately, print and save the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--density", choices=sorted(DENSITIES), action="append",
                         help="Scope densities to measure (repeatable; default: both).")
+    parser.add_argument("--score", nargs=2, metavar=("WORKSPACE", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.score:
+        score_here(*map(Path, args.score))
+        return 0
     densities = args.density or ["typical", "stress"]
     root = Path(tempfile.mkdtemp(prefix="curate-bench-scope-"))
     try:
@@ -222,13 +246,13 @@ def main(argv: list[str] | None = None) -> int:
                                                  out=root / f"run-{name.replace(' ', '-')}",
                                                  settings=RunSettings(allow_unchecked=True, no_judge=True)))
         times: dict[str, list[float]] = {name: [] for name in folders}
-        for _ in range(args.repeats):
-            for name, (workspace, folder) in folders.items():
-                for written in ("scores.jsonl", "summary.json"):   # scored afresh, as `evalrun run` scores
-                    (folder / written).unlink()
-                started = time.perf_counter()
-                summaries[name] = score_run(workspace, folder)
-                times[name].append(time.perf_counter() - started)
+        for workspace, folder in folders.values():   # one round untimed: files read once, the disk cache warm
+            score_apart(workspace.root, folder)
+        for repeat in range(args.repeats):
+            # every other round in the reverse order, so neither twin is always scored first
+            for name, (workspace, folder) in list(folders.items())[::1 if repeat % 2 == 0 else -1]:
+                times[name].append(score_apart(workspace.root, folder))
+                summaries[name] = read_run(folder).summary
         reporting = {density: subsets_seconds(*folders[density], args.repeats) for density in densities}
         collected = collector_on_seconds(*folders[f"{densities[0]} unscoped"], args.repeats)
     finally:

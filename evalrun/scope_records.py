@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_serializer
+from pydantic import ConfigDict, Field, model_serializer
 
 from curate import Record, UnusableEvidence
 
@@ -42,7 +42,10 @@ class TargetScope(Record):
 
 class ItemScope(Record):
     """One item's scope checks: what its asker may not use, and what each layer of its trace held that the
-    asker may not see (leaked) or that does not hold at the item's moment (stale)."""
+    asker may not see (leaked) or that does not hold at the item's moment (stale). Frozen: the items with
+    nothing to say share one record (`ScopeCheck.item`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     asker_checked: bool = Field(description="The item names an asker (asker_groups, [] included): its leaks were "
                                 "checked. False: not checked, counted as unchecked (never as clean).")

@@ -99,6 +99,10 @@ class ScopeIndex:
         """Return whether any chunk of the snapshot has a scope (else every chunk is usable by anyone)."""
         return bool(self._entries)
 
+    def any_scoped(self, chunk_ids: Iterable[str]) -> bool:
+        """Return whether any of the chunks has a scope (or is replaced): else each is usable by anyone, always."""
+        return not self._entries.keys().isdisjoint(chunk_ids)
+
     def may_see(self, chunk_id: str, asker_groups: Sequence[str] | None) -> bool:
         """Return whether the asker may see the chunk (an unknown asker, None, is not checked)."""
         groups = self._entries.get(chunk_id, _OPEN).groups
@@ -137,11 +141,12 @@ class ScopeIndex:
         """Return the chunks of `chunk_ids` the asker may not see (leaked) and those that do not hold at the
         moment (stale), each once, in order: `reasons` over a layer of a trace, in set operations (a run
         checks tens of candidates of thousands of items against a few askers and moments)."""
-        unique = dict.fromkeys(chunk_ids)
+        ids = chunk_ids if isinstance(chunk_ids, (list, tuple)) else list(chunk_ids)
         forbidden = self._forbidden(asker_groups)
-        leaked = [c for c in unique if c in forbidden] if forbidden else []
+        # isdisjoint first: most layers hold no chunk the rule says anything of, and it asks in C
+        leaked = list(dict.fromkeys([c for c in ids if c in forbidden])) if not forbidden.isdisjoint(ids) else []
         stale = []
-        timed = [c for c in unique if c in self._timed] if self._timed else ()
+        timed = dict.fromkeys([c for c in ids if c in self._timed]) if not self._timed.isdisjoint(ids) else ()
         if timed:
             holds = self._holds_at(moment)
             for chunk_id in timed:

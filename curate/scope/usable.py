@@ -48,8 +48,9 @@ def usable_view(item: EvalItem, index: ScopeIndex) -> UsableView:
     >>> view.item.answerable, view.declined_because, [(u.evidence_id, u.reasons) for u in view.unusable]
     (False, ['forbidden'], [('e1', ['forbidden'])])
     """
-    moment = moment_of(item)
-    if not index.scoped:
+    moment = moment_of(item)   # read even when not needed: a moment that cannot be read is said, always
+    # most evidence sits in chunks no rule says anything of: every one is usable, whoever asks and when
+    if not index.scoped or not index.any_scoped(c for e in item.evidence for c in e.chunk_ids):
         return UsableView(item=item, asker_checked=item.asker_groups is not None)
     kept, unusable, trimmed = [], [], False
     for evidence in item.evidence:

@@ -95,6 +95,7 @@ class ScopeCheck:
         except MomentError as exc:
             raise CurateError(f"KB snapshot {snapshot} does not fit the release's [scope] settings: {exc}") from None
         self.scoped = self.index.scoped
+        self._clean: dict[tuple, ItemScope] = {}   # (asker checked, layers unreported) -> the record of a clean item
         self.undecided: list[str] = []
         """Items of which a check met a date moment and a version-only chunk (or the reverse)."""
 
@@ -109,25 +110,35 @@ class ScopeCheck:
         before = self.index.undecided
         view, problem = self._view(item)
         moment = None if problem else moment_of(item)
-        # model_construct: every value is this module's own (no input to check), and a run builds thousands
-        found = ItemScope.model_construct(
-            asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
-            unusable=list(view.unusable), problem=problem, leaked={}, stale={}, stale_answer=None,
-            unreported=[layer for layer in LAYERS if layers[layer] is None])
         # check_layer's rule once over every chunk the trace names; then each layer keeps its own, in order
-        named = [c for ids in layers.values() if ids for c in ids]
+        named: list[str] = []
+        for ids in layers.values():
+            named += ids or ()
         leaked, stale = self.index.check(named, item.asker_groups, moment)
-        for flagged, kept_in in ((leaked, found.leaked), ([] if problem else stale, found.stale)):
-            if not flagged:
-                continue
-            hit = set(flagged)
-            for layer, ids in layers.items():
-                kept = [c for c in dict.fromkeys(ids) if c in hit] if ids else None
-                if kept:
-                    kept_in[layer] = kept
+        unreported = tuple(layer for layer in LAYERS if layers[layer] is None)
+        if problem:
+            stale = []
+        if not (leaked or stale or problem or view.unusable):   # most items: one shared record says it
+            found = self._clean.get((item.asker_groups is not None, unreported))
+            if found is None:
+                found = self._clean[item.asker_groups is not None, unreported] = ItemScope(
+                    asker_checked=item.asker_groups is not None, unreported=list(unreported))
+        else:
+            found = ItemScope(asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
+                              unusable=list(view.unusable), problem=problem, unreported=list(unreported),
+                              leaked=self._per_layer(leaked, layers), stale=self._per_layer(stale, layers))
         if self.index.undecided > before:
             self.undecided.append(item.id)
         return view, found
+
+    @staticmethod
+    def _per_layer(flagged: list[str], layers: dict[str, list[str] | None]) -> dict[str, list[str]]:
+        """Return {layer: the flagged chunks it holds, each once, in its order}, for the layers holding any."""
+        if not flagged:
+            return {}
+        hit = set(flagged)
+        kept = {layer: [c for c in dict.fromkeys(ids) if c in hit] if ids else [] for layer, ids in layers.items()}
+        return {layer: ids for layer, ids in kept.items() if ids}
 
     def _view(self, item: EvalItem) -> tuple[UsableView, str | None]:
         """Return the item's usable view, and why its moment cannot be read (then only access is applied)."""
@@ -206,25 +217,36 @@ class ScopeCheck:
         declined_items, leak_items, stale_answers = [], [], []
         leaks = {layer: _Tally() for layer in LAYERS}
         stale = {layer: _Tally() for layer in LAYERS}
+        clean_leaks = clean_stale = 0
         for row in rows:
             scope = row.scope
             if scope is None:
                 continue
-            for reason in scope.declined_because:
-                declined[reason] = declined.get(reason, 0) + 1
             if scope.declined_because:
                 declined_items.append(row.item_id)
+                for reason in scope.declined_because:
+                    declined[reason] = declined.get(reason, 0) + 1
             if scope.stale_answer:
                 stale_answers.append(row.item_id)
-            for layer in LAYERS:
-                if layer in scope.unreported:
-                    continue
-                if scope.asker_checked:
-                    leaks[layer].add(row.item_id, scope.leaked.get(layer))
-                if not scope.problem:
-                    stale[layer].add(row.item_id, scope.stale.get(layer))
             if scope.asker_checked and scope.leaked:
                 leak_items.append(row.item_id)
+            if not (scope.leaked or scope.stale or scope.unreported):   # most items: checked in every layer, clean
+                clean_leaks += scope.asker_checked
+                clean_stale += not scope.problem
+                continue
+            for tallies, found, counted in ((leaks, scope.leaked, scope.asker_checked),
+                                            (stale, scope.stale, not scope.problem)):
+                if not counted:
+                    continue
+                for layer, tally in tallies.items():
+                    if layer in scope.unreported:
+                        continue
+                    tally.checked += 1
+                    if layer in found:
+                        tally.found(row.item_id, found[layer])
+        for tallies, clean in ((leaks, clean_leaks), (stale, clean_stale)):
+            for tally in tallies.values():
+                tally.checked += clean
         if self.access_groups:
             fields.update(permission_leaks={layer: tally.layer() for layer, tally in leaks.items()},
                           permission_leak_items=leak_items)
@@ -240,10 +262,10 @@ class _Tally:
     def __init__(self):
         self.checked, self.chunks, self.item_ids = 0, 0, []
 
-    def add(self, item_id: str, found: list[str] | None) -> None:
-        self.checked += 1
-        if found:
-            self.chunks += len(found)
+    def found(self, item_id: str, chunk_ids: list[str]) -> None:
+        """Count one checked item's chunks found in the layer (`checked` is counted by the caller)."""
+        if chunk_ids:
+            self.chunks += len(chunk_ids)
             self.item_ids.append(item_id)
 
     def layer(self) -> LayerScope:

@@ -305,7 +305,7 @@ class _Scorer:
             usable = self.usable[item.id]
             why = self.scope.stale_answer(item, usable, trace, row.scope, chunk_texts, references(usable))
             if why:
-                row.scope.stale_answer = why
+                row.scope = row.scope.model_copy(update={"stale_answer": why})
                 row.attribution = [a for a in row.attribution if a != "generation_miss"] + ["stale_evidence"]
                 row.lexical_attribution.pop("generation_miss", None)
 

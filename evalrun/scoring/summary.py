@@ -3,6 +3,7 @@ attribution."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -69,6 +70,7 @@ def scope_labels(item: EvalItem, fields: Collection[str]) -> list[str]:
     return labels
 
 
+@functools.lru_cache(maxsize=1024)   # a run's items ask at a few moments
 def moment_label(as_of: str | None) -> str:
     """Return the subset a moment falls in: a version label as it is, a date by its year (a log's questions
     each asked on their own day would make a subset a day), LATEST when none.
