@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     checks = {d: (best[d] - reporting[d]) / best[f"{d} unscoped"] for d in densities}
     leaks = {density: {layer: found.items for layer, found in summaries[density].scope.permission_leaks.items()}
              for density in densities}
+
     def verdict(density: str, ratio: float) -> str:   # the typical density is held to the target; stress is read
         held = ("PASS", "FAIL") if density == "typical" else ("within", "over")
         return held[0] if ratio <= TARGET_RATIO else held[1]

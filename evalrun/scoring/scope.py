@@ -118,13 +118,13 @@ class ScopeCheck:
         unreported = tuple(layer for layer in LAYERS if layers[layer] is None)
         if problem:
             stale = []
+        checked = item.asker_groups is not None
         if not (leaked or stale or problem or view.unusable):   # most items: one shared record says it
-            found = self._clean.get((item.asker_groups is not None, unreported))
+            found = self._clean.get((checked, unreported))
             if found is None:
-                found = self._clean[item.asker_groups is not None, unreported] = ItemScope(
-                    asker_checked=item.asker_groups is not None, unreported=list(unreported))
+                found = self._clean[checked, unreported] = ItemScope(asker_checked=checked, unreported=list(unreported))
         else:
-            found = ItemScope(asker_checked=item.asker_groups is not None, declined_because=list(view.declined_because),
+            found = ItemScope(asker_checked=checked, declined_because=list(view.declined_because),
                               unusable=list(view.unusable), problem=problem, unreported=list(unreported),
                               leaked=self._per_layer(leaked, layers), stale=self._per_layer(stale, layers))
         if self.index.undecided > before:
