@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from curate import InputError, NotFound, ReleaseManifest, Workspace, WorkspaceError, find_workspace
 from evalrun.compare.comparable import check_comparable
 from evalrun.compare.comparison import ALPHA, Comparison, release_items
+from evalrun.review.records import read_reviews
 from evalrun.compare.core import compare_scored
 from evalrun.compare.gate import read_gate, refuse_diagnostic
 from evalrun.records import Run, RunSettings, read_run, scored_run
@@ -142,7 +143,7 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
         declared, declared_from = declared_primary(found), str(found.config_path)
     return compare_scored(base_run, new_run, items, metrics=metrics, primary=declared, primary_source=declared_from,
                           alpha=alpha, rules=rules, gate_source=source, allow_weak_rules=allow_weak_rules,
-                          checked=checked)
+                          checked=checked, reviews=(read_reviews(base_run.folder), read_reviews(new_run.folder)))
 
 
 def declared_primary(workspace: Workspace) -> list[str]:

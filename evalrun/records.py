@@ -257,7 +257,7 @@ class LeakageGate(Record):
 class RunManifest(VersionedRecord):
     """manifest.json: what was run, against which release and snapshot, and how."""
 
-    SCHEMA = 4  # 3: settings.warmup; 4: target_scope
+    SCHEMA = 5  # 3: settings.warmup; 4: target_scope; 5: rejudged_from
     dataset: str = Field(description="Dataset name.")
     version: str = Field(description="Release version (vN).")
     content_sha256: str = Field(description="The release's content hash.")
@@ -271,6 +271,8 @@ class RunManifest(VersionedRecord):
     judge: dict[str, Any] = Field(default_factory=dict, description="The judge's configuration, or why none.")
     prompt_versions: dict[str, str] = Field(default_factory=dict, description="Generation prompt versions.")
     leakage_gate: LeakageGate = Field(description="The leakage gate's decision.")
+    rejudged_from: str | None = Field(None, description="`evalrun rejudge`: the run folder whose answers this run "
+                                      "judges again (its traces, copied; the system was not called).")
     packages: dict[str, str] = Field(default_factory=dict, description="Versions of the packages that ran.")
     started_at: str = Field(description="When the run started (UTC).")
 

@@ -17,6 +17,7 @@ from curate.records.adjudication import AdjudicationState
 from curate.records.kb import DenseIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
+from evalrun.review.records import Review, ReviewState
 
 # (section, its introduction, [(path in the workspace, record, what the file is)])
 FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
@@ -63,6 +64,10 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
          "[Trace](#trace)"),
         ("RUN/scores.jsonl", er.ItemScores, "every metric of one item a line"),
         ("RUN/summary.json", er.RunSummary, "the aggregates"),
+        ("RUN/review.json", ReviewState, "the judge review's sample and where it lives in Argilla "
+         "(`evalrun review push`)"),
+        ("RUN/reviews.jsonl", Review, "people's reviews of the judge, one reviewer, item and metric a line "
+         "(`evalrun review pull`)"),
     ]),
 ]
 # Records that are not files of their own but what a target returns (documented with the run).

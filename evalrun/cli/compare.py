@@ -82,6 +82,23 @@ def verdict_lines(comparison: Comparison) -> list[str]:
     return [f"Verdict: {verdict.sentence}"] + [f"  {line}" for line in verdict.lines[1:]]
 
 
+def _interval(value: float | None, ci) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+
+
+def judge_corrected_table(comparison: Comparison):
+    """Return the table of the judged metrics' changes corrected for the judge's error (people's reviews)."""
+    rows = [(d.metric, f"{d.reviewed} of {d.items:,}" + (f" ({d.carried} carried)" if d.carried else ""),
+             _interval(d.judge_difference, None), _interval(d.difference, d.ci95),
+             _interval(d.reviewed_only, d.reviewed_only_ci95), d.note or "")
+            for d in comparison.judge_corrected]
+    return table("judged metrics corrected by people's reviews (prediction-powered NEW - BASE, 95% interval)",
+                 ("metric", "reviewed in both", "judge's change", "corrected [95% CI]", "reviewed only [95% CI]", ""),
+                 rows)
+
+
 def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
     """Print the permission leaks of both runs, the verdict, the headline, the primary rows, the exploratory
     rows (overall, and the subsets whose q-value is below alpha; every row with `show_all`), then the
@@ -111,6 +128,8 @@ def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
     else:
         out.print("exploratory: no row on 'all' outside the primary family (--metric chose only primary metrics)")
     out.print(INTERVALS)
+    if comparison.judge_corrected:
+        out.print(judge_corrected_table(comparison))
     if hidden:
         out.print(f"{hidden:,} exploratory subset rows with q >= {comparison.alpha:g} not shown (--all shows every row)",
                   soft_wrap=True)

@@ -79,12 +79,21 @@ def _excluded(summary: RunSummary) -> bool:
     return any(reason.startswith("target failed, left out") for m in overall.values() for reason in m.unscored)
 
 
-def print_summary(folder: Path) -> None:
-    """Print the summary: permission leaks and what was unscored come first, then the layers."""
+def _calibration(folder: Path, workspace):
+    """Return the run's calibration by people's reviews, or None when none were pulled."""
+    from evalrun.review.calibrate import calibrate_run, has_reviews
+    return calibrate_run(workspace, folder) if has_reviews(folder) else None
+
+
+def print_summary(folder: Path, workspace=None) -> None:
+    """Print the summary: permission leaks and what was unscored come first, then the layers; with people's
+    reviews of the judge, what they say of it first and its corrected means after the other measures."""
+    from evalrun.cli.review import estimate_table, review_headline
     run = scored_run(folder)
     summary = run.summary
+    calibration = _calibration(folder, workspace)
     out = console()
-    for line in _headline(summary, run.scores):
+    for line in _headline(summary, run.scores) + (review_headline(calibration) if calibration else []):
         out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     overall = summary.metrics.get("all", {})
     rows = []
@@ -97,6 +106,8 @@ def print_summary(folder: Path) -> None:
     out.print(table("other measures (lexical/: string match, no judge)", ("metric", "mean", "95% CI", "n"),
                     [(name, *format_summary(overall[name])) for name in other_names(overall)]))
     out.print(INTERVALS)
+    if calibration is not None:
+        out.print(estimate_table(calibration))
     e2e = summary.end_to_end
     if any(e2e.latency_ms.values()):
         out.print(table("latency", ("stage", "n", "p50", "p95", "max"), latency_rows(e2e)))
@@ -199,7 +210,8 @@ def print_failures(folder: Path, attribution: str | None = None) -> None:
 @click.option("--attribution", type=click.Choice(ATTRIBUTIONS), help="With --failures: only items of this "
               "attribution.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def show(run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: bool, attribution: str | None,
+@click.pass_context
+def show(ctx: click.Context, run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: bool, attribution: str | None,
          as_json: bool) -> None:
     """Print a run's summary: unscored items first, retrieval per layer, end to end, attribution."""
     if attribution and not failures:
@@ -213,4 +225,14 @@ def show(run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: b
     elif by:
         print_by(run_folder, by, metrics)
     else:
-        print_summary(run_folder)
+        print_summary(run_folder, _workspace_if_any(ctx))
+
+
+def _workspace_if_any(ctx: click.Context):
+    """Return the workspace the command runs in, or None when there is none (a run folder read on its own)."""
+    from curate.cli.base import workspace_of
+    from curate.errors import CurateError
+    try:
+        return workspace_of(ctx)
+    except CurateError:
+        return None

@@ -5,6 +5,7 @@ the system under test)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from curate import CurateError
 from evalrun.compare.scope import scope_difference
@@ -40,6 +41,16 @@ def _degraded(run: Run) -> int:
                if isinstance(record.trace, dict) and record.trace.get("mode") == "degraded")
 
 
+def _rejudged(base: Run, new: Run) -> str | None:
+    """Return the line saying one run is the other's answers judged again (`evalrun rejudge`), or None."""
+    for copy, original, side in ((new, base, "NEW"), (base, new, "BASE")):
+        if copy.manifest.rejudged_from and Path(copy.manifest.rejudged_from) == Path(original.folder).resolve():
+            return (f"{side} is the other run's answers judged again (judge model {copy.manifest.judge.get('model')} "
+                    f"vs {original.manifest.judge.get('model')}; the system was not called): every difference "
+                    "below is the judges', not the system's")
+    return None
+
+
 def _diagnostic(run: Run) -> bool:
     return run.manifest.diagnostic or run.manifest.settings.oracle_context
 
@@ -71,11 +82,14 @@ def check_comparable(base: Run, new: Run) -> Comparability:
     differs = result.uncontrolled
     if b.kb_snapshot != n.kb_snapshot:
         differs.append(f"KB snapshot {b.kb_snapshot} vs {n.kb_snapshot}")
-    if b.judge.get("model") != n.judge.get("model"):
+    rejudged = _rejudged(base, new)
+    if rejudged:   # the same answers, judged twice: the judge is what is compared
+        result.warnings.append(rejudged)
+    elif b.judge.get("model") != n.judge.get("model"):
         differs.append(f"judge model {b.judge.get('model')} vs {n.judge.get('model')}")
     changed = sorted(k for k in set(b.prompt_versions) | set(n.prompt_versions)
                      if b.prompt_versions.get(k) != n.prompt_versions.get(k))
-    if changed:
+    if changed and not rejudged:
         differs.append(f"prompt versions of {', '.join(changed)}")
     if b.settings.precision_denominator != n.settings.precision_denominator:
         differs.append(f"precision denominator {b.settings.precision_denominator} vs "

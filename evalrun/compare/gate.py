@@ -83,6 +83,11 @@ class GateRules(Record):
                                                  f"per item (0.1 = 10%; 0 to {MAX_RISE:g}).")
     require_controlled: bool = Field(True, description="Fail when the comparison is not controlled (a different KB "
                                      "snapshot, judge, prompts, scope settings, or a degraded run).")
+    use_reviews: bool = Field(False, description="Judged metrics (generation/*) on 'all' are decided by the "
+                              "difference corrected for the judge's error by people's reviews of both runs "
+                              "(`evalrun review`): a guard fails when its 95% interval lies on the worse side of 0, "
+                              "an improve rule passes only when it lies on the better side; without a corrected "
+                              "estimate such a rule fails.")
     max_permission_leaks: int = Field(0, ge=0, description="Most items of NEW with a permission leak in any layer "
                                       "(on by default; raisable, never off). Cannot be checked, and fails, when NEW "
                                       "was scored before leaks were checked or its KB has access groups and no "
@@ -233,6 +238,40 @@ def refuse_diagnostic(new: str, diagnostic: bool) -> None:
         raise CurateError(f"{new} is a diagnostic --oracle-context run: it can never be the NEW side of a gate")
 
 
+def _by_reviews(comparison: Comparison, guards: dict, improves: dict, checked: list[str], failed: list[str]
+                ) -> tuple[dict, dict]:
+    """Decide the judged metrics' rules on the differences people's reviews corrected (`use_reviews`); return
+    the guards and improve rows left for the judge's own p-values."""
+    corrected = {d.metric: d for d in comparison.judge_corrected}
+    left = []
+    for rule, rows in (("guard", guards), ("improve", improves)):
+        kept = {}
+        for key, row in rows.items():
+            if not row.metric.startswith("generation/"):
+                kept[key] = row
+                continue
+            found = corrected.get(row.metric)
+            name = f"{rule} {row.metric} on {row.subset} (use_reviews)"
+            if row.subset != "all" or found is None or found.ci95 is None:
+                why = ("corrected estimates are over 'all' only" if row.subset != "all" else
+                       found.note if found is not None and found.note else "no reviews of both runs to correct it "
+                       "(`evalrun review push`, and `--like BASE` for NEW)")
+                failed.append(f"{name}: cannot be decided: {why}")
+                continue
+            low, high = found.ci95
+            lower_better = row.metric in LOWER_IS_BETTER
+            worse = high < 0 if not lower_better else low > 0
+            better = low > 0 if not lower_better else high < 0
+            line = (f"{name}: corrected {found.difference:+.3f} [{low:+.3f}, {high:+.3f}] over {found.reviewed} "
+                    f"reviewed of {found.items} items")
+            if rule == "guard":
+                (failed if worse else checked).append(line + (" worse" if worse else ""))
+            else:
+                (checked if better else failed).append(line + ("" if better else " did not improve"))
+        left.append(kept)
+    return left[0], left[1]
+
+
 def apply_gate(rules: GateRules, comparison: Comparison, source: str, *, allow_weak_rules: bool = False) -> GateResult:
     """Return whether `comparison` (NEW against BASE) passes the rules; refuse a diagnostic NEW run.
 
@@ -255,6 +294,8 @@ def apply_gate(rules: GateRules, comparison: Comparison, source: str, *, allow_w
     improves = {(r.metric, r.subset): r for r in rows}
     failed += [line for line in missing if line not in failed]
     family_size = max(comparison.compared, 1)
+    if rules.use_reviews:
+        guards, improves = _by_reviews(comparison, guards, improves, checked, failed)
     for k, row in enumerate(list(guards.values()) + list(improves.values())):
         if not row.primary:   # a caller's mistake, never a user's: the gate decides on the family's p-values
             raise ValueError(f"{row.metric} on {row.subset} is not in the comparison's primary family: compare "

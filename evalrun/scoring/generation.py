@@ -307,11 +307,14 @@ def judge_agreement(rows: Iterable[ItemScores]) -> dict[str, JudgeAgreement]:
             for name in METRICS if items[name]}
 
 
-def configured_judge(workspace: Workspace, no_judge: bool = False) -> dict:
+def configured_judge(workspace: Workspace, no_judge: bool = False, given: JudgeConfig | None = None) -> dict:
     """Return the judge configured now, as a run's manifest records it: its public settings, or
-    {"unavailable": why there is none} (`no_judge`: --no-judge, whatever is configured)."""
+    {"unavailable": why there is none} (`no_judge`: --no-judge, whatever is configured; `given`: this judge,
+    whatever is configured, as `evalrun rejudge` asks)."""
     if no_judge:
         return {"unavailable": "--no-judge"}
+    if given is not None:
+        return given.public()
     try:
         return resolve_judge(workspace).public()
     except CurateError as exc:
@@ -328,13 +331,14 @@ def _judge_unreachable(config: JudgeConfig) -> str | None:
         return f"judge endpoint {config.base_url} not reachable ({type(exc).__name__})"
 
 
-def _no_judge(workspace: Workspace, no_judge: bool) -> tuple[JudgeConfig | None, str | None, str | None]:
+def _no_judge(workspace: Workspace, no_judge: bool, given: JudgeConfig | None = None
+              ) -> tuple[JudgeConfig | None, str | None, str | None]:
     """Return (the judge's settings, why no judge scores the run, which kind of why): `no_judge`
-    contacts none; a configured one is asked whether it answers at all."""
+    contacts none; a configured one (or the one `given`) is asked whether it answers at all."""
     if no_judge:
         return None, NO_JUDGE, "no-judge"
     try:
-        config = resolve_judge(workspace)
+        config = given or resolve_judge(workspace)
     except InputError as exc:
         if exc.field == "judge":   # neither base_url nor model set anywhere
             return None, NOT_CONFIGURED, "not-configured"
@@ -345,12 +349,13 @@ def _no_judge(workspace: Workspace, no_judge: bool) -> tuple[JudgeConfig | None,
 
 def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
                  answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
-                 repeats: int = 1, problems: Counter | None = None, no_judge: bool = False) -> JudgeReport:
+                 repeats: int = 1, problems: Counter | None = None, no_judge: bool = False,
+                 given: JudgeConfig | None = None) -> JudgeReport:
     """Score the generation layer through the workspace's judge into `rows` (by item id) for the
     traces that have an answer; return what the judge did, or why it could not (`no_judge`: none is
     asked). `problems` counts, by kind, the items whose rows got a problem (a judge usage that is no
-    token count)."""
-    config, reason, absent = _no_judge(workspace, no_judge)
+    token count; `given`: the judge to ask, whatever is configured)."""
+    config, reason, absent = _no_judge(workspace, no_judge, given)
     if reason is not None:
         for item in items:
             trace = answered.get(item.id)

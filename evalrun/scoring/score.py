@@ -34,6 +34,7 @@ from curate import (
     CurateError,
     EvalItem,
     InputError,
+    JudgeConfig,
     ReleaseManifest,
     Releases,
     SnapshotStore,
@@ -340,20 +341,22 @@ def _collector_paused() -> Iterator[None]:
 
 
 def score_run(workspace: Workspace, folder: Path,
-              release: tuple[ReleaseManifest, list[EvalItem]] | None = None) -> RunSummary:
+              release: tuple[ReleaseManifest, list[EvalItem]] | None = None, judge: JudgeConfig | None = None
+              ) -> RunSummary:
     """Score every trace of a run folder; write scores.jsonl and summary.json; return the summary.
 
-    `release`: the run's release as already loaded (verified), so it is not read again.
+    `release`: the run's release as already loaded (verified), so it is not read again; `judge`: the judge
+    to ask instead of the one configured (`evalrun rejudge`; it must be the one the manifest names).
     """
     with _collector_paused():
-        return _score_run(workspace, folder, release)
+        return _score_run(workspace, folder, release, judge)
 
 
-def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifest, list[EvalItem]] | None
-               ) -> RunSummary:
+def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifest, list[EvalItem]] | None,
+               given: JudgeConfig | None = None) -> RunSummary:
     run = read_run(folder)
     manifest = run.manifest
-    judge_now = configured_judge(workspace, manifest.settings.no_judge)
+    judge_now = configured_judge(workspace, manifest.settings.no_judge, given)
     if changed := judge_difference(manifest.judge, judge_now):   # the manifest and summary name one judge
         raise CurateError(f"{folder} is scored by the judge its manifest names, and the judge configured now "
                           f"differs ({changed}): configure that judge again, or run into a new --out")
@@ -369,7 +372,7 @@ def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifes
     usable = [scorer.usable[i.id] for i in items]   # what each asker may use at its moment
     judge = score_judged(workspace, scorer.rows, usable, scorer.answered, chunk_texts, scorer.evidence_in_context,
                          manifest.settings.judge_repeats, problems=scorer.problems,
-                         no_judge=manifest.settings.no_judge)
+                         no_judge=manifest.settings.no_judge, given=given)
     for item in usable:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):

@@ -51,8 +51,8 @@ def test_a_newer_release_and_run_manifest_are_one_line(handbook, tmp_path):
         load_release(path.parent)
     run_folder = tmp_path / "run"
     run_folder.mkdir()
-    (run_folder / "manifest.json").write_text(json.dumps({"schema_version": 5}), encoding="utf-8")
-    with pytest.raises(SchemaVersionError, match=f"schema 5, this version reads {RunManifest.SCHEMA}"):
+    (run_folder / "manifest.json").write_text(json.dumps({"schema_version": 99}), encoding="utf-8")
+    with pytest.raises(SchemaVersionError, match=f"schema 99, this version reads {RunManifest.SCHEMA}"):
         read_run(run_folder)
 
 

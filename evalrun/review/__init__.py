@@ -1,0 +1,1 @@
+"""People check the judge: review push and pull, calibration, prediction-powered estimates."""

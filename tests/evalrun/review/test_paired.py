@@ -1,0 +1,86 @@
+"""A comparison corrected by people: BASE reviewed, NEW pushed `--like BASE` (its unchanged answers carry
+their reviews over), the prediction-powered paired difference in `compare`, and the gate told to use it."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import pytest
+
+import evalrun
+from evalrun.review.argilla import pull, push
+from evalrun.review.records import read_reviews
+from evalrun.runner import run
+from tests.evalrun.review.test_push_pull import _answer, _records
+from tests.evalrun.scoring.test_generation import _reply
+from tests.support import targets
+from tests.support.argilla import annotator_headers
+from tests.support.servers import ScriptedServer
+
+CHANGED: list[str] = []
+
+
+def changed_one(question: str) -> dict:
+    """The `perfect` system, but for the first question it is asked about, which it answers otherwise."""
+    trace = targets.perfect(question)
+    if trace["answer"] and (not CHANGED or CHANGED[0] == question):
+        CHANGED[:1] = [question]
+        trace["answer"] = "another answer"
+    return trace
+
+
+@pytest.fixture
+def judge(monkeypatch):
+    server = ScriptedServer(_reply)
+    monkeypatch.setenv("CURATE_JUDGE_BASE_URL", server.base_url)
+    monkeypatch.setenv("CURATE_JUDGE_MODEL", "judge")
+    yield server
+    server.close()
+
+
+def _review_everything(server, space: str, name: str, headers) -> int:
+    records = _records(server, space, name)
+    for record in records.values():
+        if not record["responses"]:
+            _answer(server, headers, record["id"], {"overall": "reasonable"})
+    return len(records)
+
+
+def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_changes(released, tmp_path,
+                                                                                       argilla_env, judge):
+    workspace = released.workspace
+    space = "r" + uuid.uuid4().hex[:8]
+    base = run(workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "base")
+    pushed = push(workspace, base, n=10, argilla_workspace=space)
+    ann = annotator_headers(argilla_env, space, "ann")
+    assert _review_everything(argilla_env, space, pushed.argilla_dataset, ann) == pushed.chosen >= 3
+    pull(workspace, base)
+
+    CHANGED.clear()
+    new = run(workspace, ref="faq@v1", target="tests.evalrun.review.test_paired:changed_one", out=tmp_path / "new")
+    again = push(workspace, new, like_run=base, argilla_workspace=space)
+    assert (again.carried, again.pushed) == (pushed.chosen - 1, 1)          # only the changed answer is sent
+    state = read_reviews(new).state
+    assert state.like == str(base.resolve()) and state.strata == read_reviews(base).state.strata
+    assert _review_everything(argilla_env, space, again.argilla_dataset, ann) == 1
+    pull(workspace, new)
+
+    comparison = evalrun.compare(base, new, workspace=workspace.root)
+    corrected = {d.metric: d for d in comparison.judge_corrected}
+    relevance = corrected["generation/answer_relevance"]
+    assert (relevance.reviewed, relevance.carried) == (pushed.chosen, pushed.chosen - 1)
+    assert relevance.difference is not None and relevance.ci95[0] <= relevance.difference <= relevance.ci95[1]
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[gate]\nguard = ["generation/answer_relevance"]\nuse_reviews = true\nrequire_controlled = false\n')
+    held = evalrun.compare(base, new, workspace=workspace.root, gate=str(gate))
+    line = next(x for x in held.gate.checked + held.gate.failed if "use_reviews" in x)
+    assert f"over {pushed.chosen} reviewed of" in line
+    plain = tmp_path / "plain"                                             # the same run, never reviewed
+    shutil.copytree(base, plain, ignore=shutil.ignore_patterns("review*"))
+    unreviewed = evalrun.compare(plain, plain, workspace=workspace.root, gate=str(gate))
+    assert not unreviewed.judge_corrected and not unreviewed.gate.passed
+    assert unreviewed.gate.failed == ["guard generation/answer_relevance on all (use_reviews): cannot be decided: no "
+                                      "reviews of both runs to correct it (`evalrun review push`, and `--like BASE` "
+                                      "for NEW)"]
