@@ -35,6 +35,9 @@ from curate import (
     load_release,
     retrieval_qrels,
 )
+from evalrun.review.calibrate import Calibration, calibrate_run, has_reviews
+from evalrun.review.paired import judge_corrected
+from evalrun.review.records import read_reviews
 from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
 from evalrun.scope_records import LAYERS
@@ -82,6 +85,7 @@ class ReportInputs:
     comparison: Comparison | None = None
     base_traces: dict[str, Trace] = field(default_factory=dict)   # BASE's traces that read as traces
     base_chunks: dict[str, Chunk] = field(default_factory=dict)   # BASE's snapshot, when not NEW's
+    calibration: Calibration | None = None   # what people's reviews say of the judge, when any were pulled
 
     @cached_property
     def base_rows(self) -> dict[str, ItemScores]:
@@ -129,13 +133,15 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     comparison, base_traces, base_chunks = None, {}, {}
     if base is not None:
         comparison = compare_runs(base, run, items=items)
+        comparison.judge_corrected = judge_corrected(base, run, read_reviews(base.folder), read_reviews(run.folder))
         base_traces = _traces(base, by_id)
         if base.manifest.kb_snapshot != manifest.kb_snapshot:
             with contextlib.suppress(NotFound, OSError):   # then BASE's passages show the texts its traces hold
                 base_chunks = {c.chunk_id: c for c in SnapshotStore(workspace).chunks(base.manifest.kb_snapshot)}
+    calibration = calibrate_run(workspace, folder) if has_reviews(folder) else None
     return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, usable=usable,
-                        base=base,
-                        comparison=comparison, base_traces=base_traces, base_chunks=base_chunks)
+                        base=base, comparison=comparison, base_traces=base_traces, base_chunks=base_chunks,
+                        calibration=calibration)
 
 
 def _traces(run: Run, by_id: dict[str, EvalItem]) -> dict[str, Trace]:

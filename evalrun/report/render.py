@@ -149,6 +149,42 @@ def _latencies(inputs: ReportInputs) -> dict[str, list[float]]:
     return dict(sorted(stages.items()))
 
 
+def _interval(value: float | None, ci, signed: bool = False) -> tuple[str, str]:
+    """Return (the value, its interval) as the report prints them; "—" when there is no value."""
+    if value is None:
+        return "—", ""
+    form = "{:+.3f}" if signed else "{:.3f}"
+    return form.format(value), (f"[{form.format(ci[0])}, {form.format(ci[1])}]" if ci else "")
+
+
+def review_panel(calibration) -> dict | None:
+    """Return what the report shows of people's reviews of the judge, or None without reviews."""
+    if calibration is None:
+        return None
+    rows = []
+    for name, m in calibration.metrics.items():
+        e, a = m.estimate, m.agreement
+        rows.append({"metric": name, "reviewed": m.items_reviewed, "items": e.n_items if e else None,
+                     "verdicts": a.n, "agree": numbers.percent(a.agreement) if a.agreement is not None else "—",
+                     "kappa": _interval(a.kappa, a.ci95) if a.kappa is not None else ("—", a.note or ""),
+                     "judge": f"{e.judge_mean:.3f}" if e and e.judge_mean is not None else "—",
+                     "corrected": _interval(e.estimate, e.ci95) if e else ("—", ""),
+                     "reviewed_only": _interval(e.classical, e.classical_ci95) if e else ("—", ""),
+                     "note": e.note if e and e.note else "", "untrusted": name in calibration.untrusted})
+    worst = [{"metric": name, "item": d.item_id, "reviewer": d.reviewer, "judge": f"{d.judge_value:.2f}",
+              "person": f"{d.person_value:.2f}", "reason": d.reason or ""}
+             for name, m in calibration.metrics.items() for d in m.worst]
+    return {"rows": rows, "worst": worst, "too_few": calibration.too_few, "untrusted": calibration.untrusted,
+            "refused": calibration.refused}
+
+
+def _corrected(d) -> dict:
+    return {"metric": d.metric, "reviewed": d.reviewed, "items": d.items, "carried": d.carried,
+            "judge": _interval(d.judge_difference, None, signed=True)[0],
+            "corrected": _interval(d.difference, d.ci95, signed=True),
+            "reviewed_only": _interval(d.reviewed_only, d.reviewed_only_ci95, signed=True), "note": d.note or ""}
+
+
 def render(inputs: ReportInputs) -> tuple[str, Cuts]:
     """Return the report page of `inputs` and the texts it cut."""
     summary, manifest = inputs.run.summary, inputs.run.manifest
@@ -173,7 +209,8 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
         "base_answer_budget": document.get("base", {}).get("answer_budget"),
         "chunks": len(document["chunks"]["id"]), "unknown_texts": unknown_texts,
         "snapshot_problem": inputs.snapshot_problem, "comparison": comparison,
-        "leaks": leak_panel(inputs), "max_leak_rows": MAX_LEAK_ROWS,
+        "leaks": leak_panel(inputs), "max_leak_rows": MAX_LEAK_ROWS, "review": review_panel(inputs.calibration),
+        "corrected": [_corrected(d) for d in inputs.comparison.judge_corrected] if inputs.comparison else [],
         "headline_metric": metric, "data": packed(document), "numbers": numbers,
         "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),
     }

@@ -27,6 +27,7 @@ from curate.workspace import BUNDLED_GUIDELINES
 from evalrun.records import Run, Trace, scored_run
 from evalrun.review.form import (
     AGREE,
+    record_id,
     record_value,
     review_answers,
     person_verdict,
@@ -205,7 +206,7 @@ def push(workspace: Workspace, folder: Path, *, n: int = 100, seed: int = 0, min
         for item_id in batch:
             item, trace = by_id[item_id], traces[item_id]
             show = shown(judged_verdicts(item, rows[item_id]))
-            records.append(rg.Record(id=item_id, fields={"review": record_value(item, trace, chunk_texts, show)},
+            records.append(rg.Record(id=record_id(item_id), fields={"review": record_value(item, trace, chunk_texts, show)},
                                      metadata={"language": item.language, "difficulty": item.difficulty or "ungraded",
                                                "stratum": state.items[item_id].stratum}))
             state.items[item_id] = state.items[item_id].model_copy(update={
@@ -228,9 +229,13 @@ def reviews_of(item: EvalItem, row, answer, state_item: ReviewedItem, digest: st
     slots it answered that cannot be read (pure)."""
     found = judged_verdicts(item, row)
     reviews, unreadable = [], []
-    marked = [slot for kind in found for slot in slot_names(kind) if answer.slots.get(slot, AGREE) != AGREE]
+    shown = {slot for kind, verdicts in found.items() if kind not in state_item.left_out
+             for slot in slot_names(kind)[:len(verdicts)]}
+    marked = [slot for slot in shown if answer.slots.get(slot, AGREE) != AGREE]
     if answer.overall == "wrong" and not marked:
         return [], ["said some verdicts are wrong but marked none"]
+    unreadable += [f"{slot}: marked {said!r}, but the record has no such verdict (not counted)"
+                   for slot, said in sorted(answer.slots.items()) if slot not in shown and said != AGREE]
     for kind, verdicts in found.items():
         if kind in state_item.left_out or state_item.kinds.get(kind, 0) != len(verdicts):
             continue
@@ -276,8 +281,9 @@ def pull(workspace: Workspace, folder: Path, *, api_url: str | None = None) -> P
         records = list(argilla_records(client, target.id))
     report = PullReport(0, 0, 0)
     stored: list[Review] = []
+    item_of = {record_id(i): i for i in state.items}
     for record in records:
-        item_id = str(record.get("external_id") or record["id"])
+        item_id = item_of.get(str(record.get("external_id") or record["id"]), "")
         entry = state.items.get(item_id)
         if entry is None or item_id not in items:
             continue

@@ -7,8 +7,13 @@ gold ones marked); on the right the system's answer and the judge's verdicts, ea
 numbered K1.. (key points), C1.. (claims) and R (relevance). The form asks, per verdict, "agree" or the
 right verdict, and one reason for the record. The one required question, `overall`, says whether the
 verdicts are all reasonable or some are wrong; a reviewer marks only the wrong ones, and a verdict left
-unmarked is agreed with (so agreeing with a record is one click). Every text reaches the page through the template's
-escaping double braces: markup in a question or an answer is shown, never run.
+unmarked is agreed with (so agreeing with a record is one click).
+
+Markup is shown, never run. Argilla 2.8 puts a custom field's record, as JSON, inside a <script> of the
+field's frame, unescaped: a "</script>" in any text would end that script and what follows would run
+with the page's rights. So every text of the field is HTML-escaped here (no "<" ever reaches Argilla in
+it) and the template writes it with triple braces (as the HTML it now is: the escaped text), and a
+record's id is the item id only when it is plain (`record_id`).
 
 Verdict questions are not required (a record has as many verdicts as its answer has key points and
 claims, the form has room for MAX_KEY_POINTS and MAX_CLAIMS). A response that says some verdicts are
@@ -17,6 +22,9 @@ wrong but marks none cannot be read: its metrics are not reviewed on that item, 
 
 from __future__ import annotations
 
+import hashlib
+import html
+import re
 from dataclasses import dataclass, field
 
 from curate import EvalItem
@@ -26,6 +34,7 @@ from evalrun.review.verdicts import VALUES, JudgedVerdict
 MAX_KEY_POINTS = 6
 MAX_CLAIMS = 8
 MAX_PASSAGE = 1500   # characters of a context chunk shown
+PLAIN_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
 AGREE = "agree"
 OVERALL = {"reasonable": "✓ every verdict is reasonable", "wrong": "✗ some are wrong: mark them below"}
 SLOT_PREFIX = {"key_point": "K", "claim": "C", "relevance": "R"}
@@ -43,21 +52,21 @@ TEMPLATE = """
 </style>
 <div class="rv">
 <div class="left">
-<h4>问题 Question</h4><div class="box">{{record.fields.review.question}}</div>
+<h4>问题 Question</h4><div class="box">{{{record.fields.review.question}}}</div>
 {{#if record.fields.review.reference}}<h4>参考答案 Reference answer</h4>
-<div class="box">{{record.fields.review.reference}}</div>{{/if}}
+<div class="box">{{{record.fields.review.reference}}}</div>{{/if}}
 {{#if record.fields.review.key_points.length}}<h4>要点 Key points</h4>
-{{#each record.fields.review.key_points}}<div class="box"><b>{{this.slot}}</b> {{this.text}}</div>{{/each}}{{/if}}
+{{#each record.fields.review.key_points}}<div class="box"><b>{{{this.slot}}}</b> {{{this.text}}}</div>{{/each}}{{/if}}
 <h4>上下文 Context (★ = gold evidence)</h4>
-{{#each record.fields.review.context}}<div class="box{{#if this.gold}} gold{{/if}}"><span class="id">{{this.id}}</span>
-{{#if this.gold}}★ {{/if}}{{this.text}}</div>{{else}}<div class="box">(no context)</div>{{/each}}
+{{#each record.fields.review.context}}<div class="box{{#if this.gold}} gold{{/if}}"><span class="id">{{{this.id}}}</span>
+{{#if this.gold}}★ {{/if}}{{{this.text}}}</div>{{else}}<div class="box">(no context)</div>{{/each}}
 </div>
 <div class="right">
-<h4>系统的回答 The system's answer</h4><div class="box">{{record.fields.review.answer}}</div>
+<h4>系统的回答 The system's answer</h4><div class="box">{{{record.fields.review.answer}}}</div>
 <h4>评审模型的判断 The judge's verdicts</h4>
-{{#each record.fields.review.verdicts}}<div class="verdict"><b>{{this.slot}}</b> {{this.kind}}: {{this.about}}<br>
-judge: <span class="said">{{this.verdict}}</span> ({{this.choices}})<br><i>{{this.reason}}</i></div>{{/each}}
-{{#if record.fields.review.not_shown}}<div class="box">{{record.fields.review.not_shown}}</div>{{/if}}
+{{#each record.fields.review.verdicts}}<div class="verdict"><b>{{{this.slot}}}</b> {{{this.kind}}}: {{{this.about}}}<br>
+judge: <span class="said">{{{this.verdict}}}</span> ({{{this.choices}}})<br><i>{{{this.reason}}}</i></div>{{/each}}
+{{#if record.fields.review.not_shown}}<div class="box">{{{record.fields.review.not_shown}}}</div>{{/if}}
 </div>
 </div>
 """
@@ -74,12 +83,14 @@ def settings(guidelines: str, min_submitted: int = 1):
     import argilla as rg
     questions = [rg.LabelQuestion(name="overall", title="Are the judge's verdicts reasonable?", labels=OVERALL,
                                   required=True)]
-    for kind in ("key_point", "claim", "relevance"):
+    for kind in ("relevance", "key_point", "claim"):   # relevance first: every record has it
         labels = {AGREE: "✓ agree"} | {value: f"✗ {value}" for value in VALUES[kind]}
         for n, name in enumerate(slot_names(kind), start=1):
             slot = SLOT_PREFIX[kind] + ("" if kind == "relevance" else str(n))
             questions.append(rg.LabelQuestion(
-                name=name, title=f"{slot}: agree, or the right verdict", labels=labels, required=False,
+                name=name, title=f"{slot}: agree, or the right verdict" + ("" if kind == "relevance" else
+                                                                            " (if the record has it)"),
+                labels=labels, required=False,
                 description=f"The judge's verdict {slot} ({KIND_TITLES[kind]}): mark it when it is wrong; "
                             "unmarked, it is agreed with. Leave empty when the record has no such verdict."))
     questions.append(rg.TextQuestion(name="reason", title="Why you disagree (start with the verdict, e.g. K2: ...)",
@@ -110,8 +121,31 @@ def shown(found: dict[str, list[JudgedVerdict]]) -> Shown:
     return Shown(kept, left_out)
 
 
+def record_id(item_id: str) -> str:
+    """Return the Argilla record id of an item: its id when plain, else a digest of it (an id is written
+    into the field's frame as it is, so it must hold no markup).
+
+    >>> record_id("t-1"), record_id("<b>x</b>")
+    ('t-1', 'item-e31e3a8eedaa6559')
+    """
+    if PLAIN_ID.fullmatch(item_id):
+        return item_id
+    return "item-" + hashlib.sha256(item_id.encode("utf-8")).hexdigest()[:16]
+
+
+def _escaped(value):
+    """Return `value` with every string in it HTML-escaped (see the module)."""
+    if isinstance(value, str):
+        return html.escape(value, quote=True)
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _escaped(v) for k, v in value.items()}
+    return value
+
+
 def record_value(item: EvalItem, trace: Trace, chunk_texts: dict[str, str], show: Shown) -> dict:
-    """Return the value of the `review` field of an item's record."""
+    """Return the value of the `review` field of an item's record, every text HTML-escaped."""
     gold = {c for e in item.evidence for c in e.chunk_ids}
     context = [{"id": p.chunk_id, "gold": p.chunk_id in gold,
                 "text": (chunk_texts.get(p.chunk_id) or p.text or "(text unknown)")[:MAX_PASSAGE]}
@@ -122,9 +156,9 @@ def record_value(item: EvalItem, trace: Trace, chunk_texts: dict[str, str], show
                 for v in show.verdicts]
     not_shown = "; ".join(f"{n} {KIND_TITLES[kind]} verdicts: too many for the form, not reviewed here"
                           for kind, n in show.left_out.items())
-    return {"question": item.question, "reference": item.reference_answer or "",
-            "key_points": [{"slot": f"K{k}", "text": p.text} for k, p in enumerate(item.key_points, start=1)],
-            "context": context, "answer": trace.answer or "", "verdicts": verdicts, "not_shown": not_shown}
+    return _escaped({"question": item.question, "reference": item.reference_answer or "",
+                     "key_points": [{"slot": f"K{k}", "text": p.text} for k, p in enumerate(item.key_points, start=1)],
+                     "context": context, "answer": trace.answer or "", "verdicts": verdicts, "not_shown": not_shown})
 
 
 @dataclass

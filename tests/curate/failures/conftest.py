@@ -61,6 +61,3 @@ def production(handbook, tmp_path):
                       encoding="utf-8")
     (tmp_path / "logs").mkdir()
     return handbook, write_log(tmp_path / "logs" / "2026-11.jsonl", NOVEMBER)
-
-
-from tests.curate.annotate.conftest import argilla_env  # noqa: E402,F401  (one fixture for the labelling tests)

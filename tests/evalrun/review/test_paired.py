@@ -72,6 +72,10 @@ def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_c
     assert (relevance.reviewed, relevance.carried) == (pushed.chosen, pushed.chosen - 1)
     assert relevance.difference is not None and relevance.ci95[0] <= relevance.difference <= relevance.ci95[1]
 
+    from evalrun.report import write_report
+    page = write_report(new, out=tmp_path / "report.html", workspace=workspace, vs=base).path.read_text("utf-8")
+    assert 'id="judge-review"' in page and 'id="corrected-table"' in page and "generation/answer_relevance" in page
+
     gate = tmp_path / "gate.toml"
     gate.write_text('[gate]\nguard = ["generation/answer_relevance"]\nuse_reviews = true\nrequire_controlled = false\n')
     held = evalrun.compare(base, new, workspace=workspace.root, gate=str(gate))
