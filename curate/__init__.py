@@ -18,10 +18,22 @@ command's option names (docs/reference/python.md):
 - atomic writers, JSONL readers and `progress` bars;
 - keeping keys out of files: `check_base_url` (a URL that carries credentials is refused);
 - the errors: `CurateError` and its kinds;
+- Argilla, as evalrun's judge review uses it: `connect_argilla`, `ensure_argilla_dataset`, `log_records`, ...;
 - scope: `ScopeIndex`, `usable_view`, `check_layer`, `moment_of`, `version_order` (the usability rule
   evalrun checks runs with), and `salient`, the numbers, dates and codes a text states.
 """
 
+from curate.annotate.shared import (
+    argilla_errors,
+    argilla_markdown,
+    argilla_members,
+    argilla_records,
+    argilla_sdk,
+    connect_argilla,
+    ensure_argilla_dataset,
+    find_argilla_dataset,
+    log_records,
+)
 from curate.checks.difficulty import grade
 from curate.checks.duplicates import check_dups
 from curate.checks.leakage import check_leakage
@@ -41,6 +53,7 @@ from curate.fileio import (
     atomic_directory,
     atomic_write_bytes,
     atomic_write_json,
+    atomic_write_jsonl,
     dumps_json,
     iter_json_objects,
     jsonl_bytes,
@@ -56,6 +69,7 @@ from curate.kb import SnapshotStore, import_chunks, ingest
 from curate.locks import Busy, writing
 from curate.progress import progress
 from curate.records import (
+    ArgillaTarget,
     Chunk,
     DatasetChecks,
     EvalItem,
@@ -91,7 +105,7 @@ from curate.text.sentences import sentence_spans
 from curate.toml_file import loads_toml, read_toml
 from curate.usage import checked_cost, checked_tokens
 from curate.version import __version__
-from curate.workspace import WORKSPACE_ENV, Workspace, find_workspace, init_workspace, open_workspace
+from curate.workspace import BUNDLED_GUIDELINES, WORKSPACE_ENV, Workspace, find_workspace, init_workspace, open_workspace
 
 __all__ = [
     "Busy", "Chunk", "CurateError", "DatasetChecks", "DatasetStore", "EvalItem", "Evidence", "EvidenceGroup",
@@ -107,4 +121,8 @@ __all__ = [
     # scope (evalrun checks every layer of a run with these)
     "STALE_REASONS", "MomentError", "ScopeIndex", "UnusableEvidence", "UsableView", "check_layer", "moment_of",
     "salient", "usable_view", "version_order",
+    # Argilla, for evalrun's judge review (the SDK is imported only when called: the argilla extra)
+    "ArgillaTarget", "BUNDLED_GUIDELINES", "argilla_errors", "argilla_markdown", "argilla_members", "argilla_records",
+    "argilla_sdk", "atomic_write_jsonl", "connect_argilla", "ensure_argilla_dataset", "find_argilla_dataset",
+    "log_records",
 ]

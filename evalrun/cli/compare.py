@@ -198,7 +198,7 @@ def print_gate(result: GateResult) -> None:
               help="Check NEW against the rules of FILE's [gate] table (TOML), or of the workspace's curate.toml "
               "when no FILE is given (put --gate after BASE NEW then): guard, guard_subsets, improve, "
               "improve_subset, max_latency_p95_rise, latency_stage, max_cost_per_item_rise, require_controlled, "
-              "alpha, max_permission_leaks (on by default: 0, NEW's items with a permission leak in any layer; "
+              "alpha, use_reviews (judged rules decided by people's reviews: `evalrun review`), max_permission_leaks (on by default: 0, NEW's items with a permission leak in any layer; "
               "raisable, never off; fails when it cannot be checked). The guard and improve rows join the primary "
               "family and are Holm-corrected with it. A guard on too few items for "
               "any p-value to get below alpha fails as a weak rule (see --allow-weak-rules), and so does a guarded "

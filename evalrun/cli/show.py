@@ -88,7 +88,7 @@ def _calibration(folder: Path, workspace):
 def print_summary(folder: Path, workspace=None) -> None:
     """Print the summary: permission leaks and what was unscored come first, then the layers; with people's
     reviews of the judge, what they say of it first and its corrected means after the other measures."""
-    from evalrun.cli.review import estimate_table, review_headline
+    from evalrun.cli.review_views import estimate_table, review_headline
     run = scored_run(folder)
     summary = run.summary
     calibration = _calibration(folder, workspace)
@@ -230,8 +230,8 @@ def show(ctx: click.Context, run_folder: Path, by: str | None, metrics: tuple[st
 
 def _workspace_if_any(ctx: click.Context):
     """Return the workspace the command runs in, or None when there is none (a run folder read on its own)."""
-    from curate.cli.base import workspace_of
-    from curate.errors import CurateError
+    from curate import CurateError
+    from curate.cli import workspace_of
     try:
         return workspace_of(ctx)
     except CurateError:

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from curate import Record
 from evalrun.compare.flips import FlipCount, ItemFlip
+from evalrun.review.records import JudgedDifference
 from evalrun.compare.stats import RESAMPLES
 
 ALPHA = 0.05
@@ -124,25 +125,6 @@ class ScopeComparison(Record):
 
     base: ScopeSide = Field(description="BASE's leaks.")
     new: ScopeSide = Field(description="NEW's leaks.")
-
-
-class JudgedDifference(Record):
-    """A judged metric's change corrected for the judge's error, from people's reviews of both runs
-    (`evalrun.review.paired`)."""
-
-    metric: str = Field(description="The judged metric.")
-    items: int = Field(description="Items of the review's sample both runs scored (the estimate is over them).")
-    reviewed: int = Field(description="Of them, items people reviewed in both runs (a review carried over counts).")
-    carried: int = Field(0, description="Reviewed items whose review in one run was carried over from the other: the "
-                         "same answer and context in both.")
-    judge_difference: float | None = Field(None, description="The judge's mean of NEW - BASE over the items.")
-    difference: float | None = Field(None, description="The prediction-powered estimate of NEW - BASE as people "
-                                     "would judge it; None: see note.")
-    ci95: tuple[float, float] | None = Field(None, description="Its 95% interval.")
-    reviewed_only: float | None = Field(None, description="The estimate from the reviewed items alone.")
-    reviewed_only_ci95: tuple[float, float] | None = Field(None, description="Its 95% interval.")
-    strata: str = Field("none", description="The dimensions of the sample's strata kept for this metric.")
-    note: str | None = Field(None, description="Why there is no estimate.")
 
 
 class Comparison(Record):

@@ -15,15 +15,30 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curate import CurateError, EvalItem, InputError, Releases, SnapshotStore, Workspace, load_release, progress
-from curate.annotate.adjudication import find_dataset
-from curate.annotate.pull import _members
-from curate.annotate.push import _demoted, _log, _unwrapped
-from curate.annotate.remote import argilla_errors, argilla_records, ensure_dataset
-from curate.annotate.state import argilla_sdk, connect
-from curate.fileio import atomic_write_jsonl
-from curate.records import ArgillaTarget, now
-from curate.workspace import BUNDLED_GUIDELINES
+from curate import (
+    BUNDLED_GUIDELINES,
+    ArgillaTarget,
+    CurateError,
+    EvalItem,
+    InputError,
+    Releases,
+    SnapshotStore,
+    Workspace,
+    argilla_errors,
+    argilla_markdown,
+    argilla_members,
+    argilla_records,
+    argilla_sdk,
+    atomic_write_jsonl,
+    connect_argilla,
+    ensure_argilla_dataset,
+    find_argilla_dataset,
+    load_release,
+    log_records,
+    now,
+    progress,
+    writing,
+)
 from evalrun.records import Run, Trace, scored_run
 from evalrun.review.form import (
     AGREE,
@@ -112,7 +127,7 @@ def guidelines_text(workspace: Workspace) -> str:
         for place in (folder, BUNDLED_GUIDELINES):
             file = place / f"judge-review.{language}.md"
             if file.is_file():
-                body = _unwrapped(_demoted(file.read_text(encoding="utf-8"))).strip()
+                body = argilla_markdown(file.read_text(encoding="utf-8"))
                 parts.append(f"# {LANGUAGE_HEADINGS[language]}\n\n{body}")
                 break
     return "\n\n---\n\n".join(parts)[:10_000] or "Agree with each verdict of the judge, or give the right one."
@@ -154,10 +169,17 @@ def push(workspace: Workspace, folder: Path, *, n: int = 100, seed: int = 0, min
          api_url: str | None = None, argilla_workspace: str = "curate", argilla_dataset: str | None = None,
          like_run: Path | None = None) -> PushReport:
     """Send a stratified sample of a run's judged items to Argilla for review (see the module); `like_run`:
-    the sample of that run's review instead of a new one, only the items whose answer changed sent."""
+    the sample of that run's review instead of a new one, only the items whose answer changed sent. One
+    command at a time writes a run folder: a second push or pull waits for the first."""
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", field="n")
     folder = Path(folder)
+    with writing(folder, f"run folder {folder}", clean=[(folder, 1)]):
+        return _push(workspace, folder, n, seed, min_submitted, api_url, argilla_workspace, argilla_dataset, like_run)
+
+
+def _push(workspace: Workspace, folder: Path, n: int, seed: int, min_submitted: int, api_url: str | None,
+          argilla_workspace: str, argilla_dataset: str | None, like_run: Path | None) -> PushReport:
     run, digest = _judged(folder)
     items = _items(workspace, run)
     path = folder / STATE
@@ -174,24 +196,23 @@ def push(workspace: Workspace, folder: Path, *, n: int = 100, seed: int = 0, min
                          f"remove {path.name} (after pulling) to draw another", field="n")
     drawn = state is None
     state = state or draw(run, items, digest, n, seed)
-    argilla_sdk()
+    rg = argilla_sdk()
     by_id = {i.id: i for i in items}
     rows = {row.item_id: row for row in run.scores or []}
     traces = _traces(run, items)
     chunk_texts = {c.chunk_id: c.text for c in SnapshotStore(workspace).chunks(run.manifest.kb_snapshot)}
     name = argilla_dataset or (state.argilla.dataset if state.argilla else None) or f"review-{folder.name}"
-    client = connect(api_url)
+    client = connect_argilla(api_url)
     url = client.api_url
     state.argilla = ArgillaTarget(api_url=url, dataset=name, workspace=argilla_workspace)
     state.min_submitted = min_submitted
     state.write(path)
     report = PushReport(name, len(state.strata), len(state.items), 0, drawn, state.dimensions)
-    import argilla as rg
     with argilla_errors(url, f"finding workspace '{argilla_workspace}'"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         space = client.workspaces(argilla_workspace) or rg.Workspace(name=argilla_workspace).create()
     with argilla_errors(url, f"preparing Argilla dataset '{name}'"):
-        target = ensure_dataset(client, rg, space, name, settings(guidelines_text(workspace), min_submitted)).dataset
+        target = ensure_argilla_dataset(client, rg, space, name, settings(guidelines_text(workspace), min_submitted)).dataset
     gone = [i for i, entry in state.items.items() if not entry.carried and (i not in traces or i not in rows
                                                                             or not judged_verdicts(by_id[i], rows[i]))]
     for item_id in gone:   # --like: an item this run did not answer, or whose verdicts cannot be reviewed
@@ -213,7 +234,7 @@ def push(workspace: Workspace, folder: Path, *, n: int = 100, seed: int = 0, min
                 "answer_digest": answer_digest(trace), "kinds": dict(Counter(v.kind for v in show.verdicts)),
                 "left_out": show.left_out})
         with argilla_errors(url, f"sending records to Argilla dataset '{name}'"):
-            _log(target, records)
+            log_records(target, records)
         for item_id in batch:
             state.items[item_id] = state.items[item_id].model_copy(update={"pushed": True})
         state.write(path)
@@ -259,6 +280,11 @@ def reviews_of(item: EvalItem, row, answer, state_item: ReviewedItem, digest: st
 def pull(workspace: Workspace, folder: Path, *, api_url: str | None = None) -> PullReport:
     """Store the submitted reviews of a run's review in reviews.jsonl (see the module)."""
     folder = Path(folder)
+    with writing(folder, f"run folder {folder}", clean=[(folder, 1)]):
+        return _pull(workspace, folder, api_url)
+
+
+def _pull(workspace: Workspace, folder: Path, api_url: str | None) -> PullReport:
     path = folder / STATE
     if not path.exists():
         raise InputError(f"{folder}: nothing was pushed for review (no {STATE}); `evalrun review push` first",
@@ -270,14 +296,14 @@ def pull(workspace: Workspace, folder: Path, *, api_url: str | None = None) -> P
     items = {i.id: i for i in _items(workspace, run)}
     rows = {row.item_id: row for row in run.scores or []}
     traces = _traces(run, list(items.values()))
-    client = connect(api_url or state.argilla.api_url)
+    client = connect_argilla(api_url or state.argilla.api_url)
     url = client.api_url
     with argilla_errors(url, "reading the review records", then="nothing was changed; pull again"):
-        target = find_dataset(client, state.argilla.dataset, state.argilla.workspace)
+        target = find_argilla_dataset(client, state.argilla.dataset, state.argilla.workspace)
         if target is None:
             raise CurateError(f"Argilla has no dataset '{state.argilla.dataset}' in workspace "
                               f"'{state.argilla.workspace}' any more")
-        usernames = _members(client, target.workspace.id)
+        usernames = argilla_members(client, target.workspace.id)
         records = list(argilla_records(client, target.id))
     report = PullReport(0, 0, 0)
     stored: list[Review] = []

@@ -29,7 +29,8 @@ from curate import EvalItem, InputError, Releases, Workspace, load_release
 from evalrun.records import ItemScores, scored_run
 from evalrun.review.records import REVIEWS, STATE, Review, ReviewState, read_reviews
 from evalrun.review.stats import Agreement, PPIEstimate, cohen_kappa, ppi_mean, reviews_needed
-from evalrun.review.verdicts import KIND_OF, VALUES
+from evalrun.review.verdicts import KIND_OF, VALUES, judged_verdicts
+from evalrun.review.verdicts import METRICS as METRICS_OF
 
 MIN_KAPPA = 0.6
 MIN_VERDICTS = 30
@@ -208,3 +209,44 @@ def has_reviews(folder: Path) -> bool:
     """Return whether a run folder holds pulled reviews (a calibration can be made)."""
     folder = Path(folder)
     return (folder / STATE).exists() and (folder / REVIEWS).exists() and (folder / REVIEWS).stat().st_size > 0
+
+
+@dataclass
+class JudgesAgreement:
+    """How two judges' verdicts on the same answers agree, for the metrics of one kind of verdict."""
+
+    metric: str
+    items: int                                     # answers both judges gave every verdict of the kind
+    agreement: Agreement
+    by_language: dict[str, Agreement] = field(default_factory=dict)
+    by_difficulty: dict[str, Agreement] = field(default_factory=dict)
+
+
+def judges_agreement(items: list[EvalItem], first: list[ItemScores], second: list[ItemScores]
+                     ) -> dict[str, JudgesAgreement]:
+    """Return, per judged metric, the agreement of two judges' verdicts on the same answers (a run and its
+    `evalrun rejudge` copy): the first judge's as rows, the second's as columns, verdict by verdict over
+    the items where both gave every verdict of the kind (pure)."""
+    a, b = {r.item_id: r for r in first}, {r.item_id: r for r in second}
+    pairs: dict[str, list[tuple[EvalItem, str, str]]] = defaultdict(list)
+    for item in items:
+        if item.id not in a or item.id not in b:
+            continue
+        mine, theirs = judged_verdicts(item, a[item.id]), judged_verdicts(item, b[item.id])
+        for kind in set(mine) & set(theirs):
+            if len(mine[kind]) == len(theirs[kind]):
+                pairs[kind] += [(item, x.verdict, y.verdict) for x, y in zip(mine[kind], theirs[kind])]
+    found = {}
+    for kind, kept in sorted(pairs.items()):
+        def agreement(subset):
+            return cohen_kappa([x for _, x, _ in subset], [y for _, _, y in subset], VALUES[kind])
+        whole = agreement(kept)
+        groups: dict[str, dict[str, list]] = {"language": defaultdict(list), "difficulty": defaultdict(list)}
+        for entry in kept:
+            groups["language"][entry[0].language].append(entry)
+            groups["difficulty"][entry[0].difficulty or "ungraded"].append(entry)
+        for metric in METRICS_OF[kind]:
+            found[metric] = JudgesAgreement(metric, len({e[0].id for e in kept}), whole,
+                                            {g: agreement(v) for g, v in sorted(groups["language"].items())},
+                                            {g: agreement(v) for g, v in sorted(groups["difficulty"].items())})
+    return dict(sorted(found.items()))

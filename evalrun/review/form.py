@@ -27,7 +27,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from curate import EvalItem
+from curate import EvalItem, argilla_sdk
 from evalrun.records import Trace
 from evalrun.review.verdicts import VALUES, JudgedVerdict
 
@@ -80,7 +80,7 @@ def slot_names(kind: str) -> list[str]:
 
 def settings(guidelines: str, min_submitted: int = 1):
     """Return the Argilla settings of a judge review dataset."""
-    import argilla as rg
+    rg = argilla_sdk()
     questions = [rg.LabelQuestion(name="overall", title="Are the judge's verdicts reasonable?", labels=OVERALL,
                                   required=True)]
     for kind in ("relevance", "key_point", "claim"):   # relevance first: every record has it

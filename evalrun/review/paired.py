@@ -18,9 +18,8 @@ from collections import defaultdict
 import numpy as np
 
 from curate import InputError
-from evalrun.compare.records import JudgedDifference
 from evalrun.records import Run, trace_from
-from evalrun.review.records import Reviewed, answer_digest
+from evalrun.review.records import JudgedDifference, Reviewed, answer_digest
 from evalrun.review.stats import ppi_paired_difference
 from evalrun.review.verdicts import KIND_OF
 

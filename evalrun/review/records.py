@@ -16,9 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from curate import Record, VersionedRecord, read_jsonl
-from curate.fileio import dumps_json
-from curate.records import ArgillaTarget
+from curate import ArgillaTarget, Record, VersionedRecord, dumps_json, read_jsonl
 from evalrun.records import RunSummary, Trace
 
 STATE, REVIEWS = "review.json", "reviews.jsonl"
@@ -99,6 +97,25 @@ class ReviewState(VersionedRecord):
         for stratum in self.strata.values():
             sizes[stratum] = sizes.get(stratum, 0) + 1
         return sizes
+
+
+class JudgedDifference(Record):
+    """A judged metric's change corrected for the judge's error, from people's reviews of both runs
+    (`evalrun.review.paired`)."""
+
+    metric: str = Field(description="The judged metric.")
+    items: int = Field(description="Items of the review's sample both runs scored (the estimate is over them).")
+    reviewed: int = Field(description="Of them, items people reviewed in both runs (a review carried over counts).")
+    carried: int = Field(0, description="Reviewed items whose review in one run was carried over from the other: the "
+                         "same answer and context in both.")
+    judge_difference: float | None = Field(None, description="The judge's mean of NEW - BASE over the items.")
+    difference: float | None = Field(None, description="The prediction-powered estimate of NEW - BASE as people "
+                                     "would judge it; None: see note.")
+    ci95: tuple[float, float] | None = Field(None, description="Its 95% interval.")
+    reviewed_only: float | None = Field(None, description="The estimate from the reviewed items alone.")
+    reviewed_only_ci95: tuple[float, float] | None = Field(None, description="Its 95% interval.")
+    strata: str = Field("none", description="The dimensions of the sample's strata kept for this metric.")
+    note: str | None = Field(None, description="Why there is no estimate.")
 
 
 @dataclass

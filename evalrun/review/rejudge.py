@@ -9,11 +9,9 @@ people. Killed half way, the same command finishes it (the judge's answers are c
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from curate import InputError, JudgeConfig, Workspace, resolve_judge
-from curate.records import now
+from curate import InputError, JudgeConfig, Workspace, atomic_write_bytes, now, resolve_judge, writing
 from evalrun.records import MANIFEST, TRACES, RunManifest, read_run, scored_run
 from evalrun.scoring import score_run
 from evalrun.scoring.generation_prompts import GENERATION
@@ -29,11 +27,18 @@ def rejudge(workspace: Workspace, folder: Path, out: Path, *, base_url: str | No
     config: JudgeConfig = resolve_judge(workspace, base_url=base_url, model=model, api_key_env=api_key_env)
     if out.resolve() == folder.resolve():
         raise InputError("--out must be another folder: the run itself is kept as it was", field="out")
+    with writing(out, f"run folder {out}", wait=False, clean=[(out, 1)]):
+        _copy_and_score(workspace, run, folder, out, config)
+    return out
+
+
+def _copy_and_score(workspace: Workspace, run, folder: Path, out: Path, config: JudgeConfig) -> None:
+    """Write the rejudged copy of `run` into `out` (or finish it) and score it with the judge `config`."""
     if (out / MANIFEST).exists():
         existing = read_run(out).manifest
         if existing.rejudged_from != str(folder.resolve()) or existing.judge != config.public():
             raise InputError(f"{out} already holds another run; choose a new --out", field="out")
-    elif out.exists() and any(out.iterdir()):
+    elif out.exists() and {p.name for p in out.iterdir()} - {TRACES}:   # traces alone: a copy killed half way
         raise InputError(f"{out} exists and is not empty; choose a new --out", field="out")
     else:
         out.mkdir(parents=True, exist_ok=True)
@@ -41,8 +46,6 @@ def rejudge(workspace: Workspace, folder: Path, out: Path, *, base_url: str | No
         manifest = run.manifest.model_copy(update={"judge": config.public(), "prompt_versions": GENERATION.versions(),
                                                    "rejudged_from": str(folder.resolve()), "started_at": now(),
                                                    "settings": settings})
-        shutil.copyfile(folder / TRACES, out / (TRACES + ".part"))
-        (out / (TRACES + ".part")).replace(out / TRACES)
+        atomic_write_bytes(out / TRACES, (folder / TRACES).read_bytes())
         RunManifest.model_validate(manifest.model_dump()).write(out / MANIFEST)   # the manifest last: a run
     score_run(workspace, out, judge=config)
-    return out

@@ -6,7 +6,7 @@ from curate.records import EvalItem, KeyPoint
 from evalrun.records import ItemScores
 from evalrun.review.calibrate import calibrate
 from evalrun.review.records import Review, ReviewState, VerdictReview
-from evalrun.review.stats import ppi_mean
+from evalrun.review.stats import ppi_mean, reviews_needed
 
 DIGEST = "j" * 16
 
@@ -53,6 +53,9 @@ def test_reviewers_are_averaged_other_judges_left_out_and_unanswered_verdicts_no
     assert m.worst[0].item_id == "i01" and m.worst[0].reason == "K1 of i01"
     assert set(m.by_language) == {"en", "zh"}
     assert found.too_few == {} and found.untrusted == {}
+    wanted = calibrate(items, rows, state, reviews, width=0.35).metrics["generation/correctness"]
+    assert wanted.needed == reviews_needed(wanted.estimate, 0.35) and 10 < wanted.needed <= 40
+    assert calibrate(items, rows, state, reviews, width=0.05).metrics["generation/correctness"].needed is None
 
 
 def test_a_judge_below_the_kappa_threshold_is_not_trusted_and_few_verdicts_are_said_to_be_few():

@@ -122,7 +122,7 @@ def test_a_push_killed_half_way_is_finished_by_the_next_without_drawing_again(ju
     workspace, folder = judged
     space = "r" + uuid.uuid4().hex[:8]
     sent = []
-    real = review_argilla._log
+    real = review_argilla.log_records
 
     def lost_after_one(target, records):
         if sent:
@@ -131,12 +131,12 @@ def test_a_push_killed_half_way_is_finished_by_the_next_without_drawing_again(ju
         sent.extend(records)
 
     monkeypatch.setattr(review_argilla, "BATCH", 1)
-    monkeypatch.setattr(review_argilla, "_log", lost_after_one)
+    monkeypatch.setattr(review_argilla, "log_records", lost_after_one)
     with pytest.raises(ArgillaLost):
         push(workspace, folder, n=10, argilla_workspace=space)
     state = read_reviews(folder).state
     assert len(state.items) >= 2 and [e.pushed for e in state.items.values()].count(True) == 1
-    monkeypatch.setattr(review_argilla, "_log", real)
+    monkeypatch.setattr(review_argilla, "log_records", real)
     finished = push(workspace, folder, n=10, argilla_workspace=space)
     assert not finished.drawn and finished.pushed == len(state.items) - 1
     assert set(read_reviews(folder).state.items) == set(state.items)
