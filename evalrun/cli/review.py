@@ -73,6 +73,9 @@ def pull_command(ctx: click.Context, folder: Path, command_workspace: Path | Non
     out = console()
     out.print(f"{folder.name}: {report.reviews} reviews (reviewer x item x metric) from {report.records} records; "
               f"{report.waiting} records wait for reviewers", soft_wrap=True)
+    if report.carried:
+        out.print(f"  {report.carried} items' reviews carried over from the run reused (--like): the same answers",
+                  soft_wrap=True)
     for item_id, why in sorted(report.refused.items()):
         out.print(f"  refused {item_id}: {why}", soft_wrap=True, markup=False)
     for line in report.unreadable:

@@ -59,9 +59,10 @@ from evalrun.review.records import (
     VerdictReview,
     answer_digest,
     judge_digest,
+    read_reviews,
 )
 from evalrun.review.select import candidates, select
-from evalrun.review.verdicts import METRICS, metric_values, judged_verdicts
+from evalrun.review.verdicts import KIND_OF, METRICS, judged_verdicts, metric_values
 from evalrun.scoring.score import read_trace
 
 BATCH = 100
@@ -91,6 +92,7 @@ class PullReport:
     records: int                     # records with at least one submitted review
     waiting: int                     # records still waiting for their reviews
     refused: dict[str, str] = field(default_factory=dict)    # item id -> why its reviews were refused
+    carried: int = 0                                         # --like: items whose reviews were carried over
     unreadable: list[str] = field(default_factory=list)      # "item (reviewer): slot: why"
 
 
@@ -331,7 +333,42 @@ def _pull(workspace: Workspace, folder: Path, api_url: str | None) -> PullReport
             reviews, unreadable = reviews_of(items[item_id], rows[item_id], answer, entry, digest, answer_now)
             stored += reviews
             report.unreadable += [f"{item_id} ({answer.user}): {u}" for u in unreadable]
+    if state.like is not None:
+        found = carried(state, items, rows, traces, digest)
+        report.carried = len({r.item_id for r in found})
+        stored += found
     stored.sort(key=lambda r: (r.item_id, r.metric, r.reviewer))
     atomic_write_jsonl(folder / REVIEWS, [r.model_dump(mode="json") for r in stored])
     report.reviews = len(stored)
     return report
+
+
+def carried(state: ReviewState, items: dict[str, EvalItem], rows: dict, traces: dict[str, Trace], digest: str
+            ) -> list[Review]:
+    """Return the reviews of the run `state.like` names that hold for this run (--like): those of an item whose
+    answer and context this run gave unchanged, each person's verdicts set against this run's judge (the same
+    answer has the same key points and claims; the judge may be another one)."""
+    base = Path(state.like)
+    if not (base / REVIEWS).exists():
+        return []
+    found = []
+    for review in read_reviews(base).reviews:
+        item_id = review.item_id
+        entry, trace = state.items.get(item_id), traces.get(item_id)
+        if entry is None or not entry.carried or trace is None or item_id not in rows:
+            continue
+        if answer_digest(trace) != review.answer_digest:
+            continue
+        kind = KIND_OF.get(review.metric)
+        mine = judged_verdicts(items[item_id], rows[item_id]).get(kind, [])
+        if kind is None or len(mine) != len(review.verdicts):
+            continue
+        verdicts = [VerdictReview(kind=kind, index=v.index, judge=j.verdict, person=v.person)
+                    for v, j in zip(review.verdicts, mine)]
+        people = [v.person for v in verdicts]
+        found.append(review.model_copy(update={
+            "judge_digest": digest, "verdicts": verdicts,
+            "judge_value": metric_values(kind, [v.judge for v in verdicts])[review.metric],
+            "person_value": metric_values(kind, people)[review.metric] if None not in people else None,
+            "carried_from": str(base)}))
+    return found

@@ -38,15 +38,20 @@ def answers(run: Run) -> dict[str, str]:
     return found
 
 
-def people(reviewed: Reviewed) -> dict[str, dict[str, tuple[str, float]]]:
-    """Return {metric: {item id: (the answer reviewed, the mean of its reviewers' values)}}."""
+def people(reviewed: Reviewed) -> dict[str, dict[str, tuple[str, float, bool]]]:
+    """Return {metric: {item id: (the answer reviewed, the mean of its reviewers' values, whether the reviews
+    were carried over from another run)}}."""
     values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    carried: set[tuple[str, str, str]] = set()
     for review in reviewed.reviews:
         if review.person_value is not None:
-            values[review.metric, review.item_id, review.answer_digest].append(review.person_value)
-    found: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
-    for (metric, item_id, digest), said in sorted(values.items()):
-        found[metric][item_id] = (digest, sum(said) / len(said))
+            key = (review.metric, review.item_id, review.answer_digest)
+            values[key].append(review.person_value)
+            if review.carried_from:
+                carried.add(key)
+    found: dict[str, dict[str, tuple[str, float, bool]]] = defaultdict(dict)
+    for key, said in sorted(values.items()):
+        found[key[0]][key[1]] = (key[2], sum(said) / len(said), key in carried)
     return found
 
 
@@ -54,7 +59,7 @@ def _side(item_id: str, answer: str | None, own: dict, other: dict) -> tuple[flo
     """Return (people's value of this run's answer, whether it was carried from the other run's review)."""
     mine = own.get(item_id)
     if mine is not None and mine[0] == answer:
-        return mine[1], False
+        return mine[1], mine[2]
     theirs = other.get(item_id)
     if theirs is not None and theirs[0] == answer:
         return theirs[1], True

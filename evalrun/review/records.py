@@ -62,6 +62,8 @@ class Review(VersionedRecord):
     reason: str | None = Field(None, description="Why the reviewer disagreed, as written.")
     verdicts: list[VerdictReview] = Field(default_factory=list, description="The verdicts the metric is made of.")
     reviewed_at: str | None = Field(None, description="When the response was last updated in Argilla (UTC).")
+    carried_from: str | None = Field(None, description="--like: the run folder this review was made on (the same "
+                                     "answer and context); its verdicts are set against this run's judge.")
 
 
 class ReviewedItem(Record):

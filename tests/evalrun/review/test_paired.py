@@ -10,6 +10,7 @@ import pytest
 
 import evalrun
 from evalrun.review.argilla import pull, push
+from evalrun.records import read_run
 from evalrun.review.records import read_reviews
 from evalrun.runner import run
 from tests.evalrun.review.test_push_pull import _answer, _records
@@ -88,3 +89,34 @@ def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_c
     assert unreviewed.gate.failed == ["guard generation/answer_relevance on all (use_reviews): cannot be decided: no "
                                       "reviews of both runs to correct it (`evalrun review push`, and `--like BASE` "
                                       "for NEW)"]
+
+
+def test_a_rejudged_copy_is_calibrated_against_the_same_people_without_a_new_review(released, tmp_path,
+                                                                                     argilla_env, judge):
+    from evalrun.review.calibrate import calibrate_run
+    from evalrun.review.rejudge import rejudge
+    from evalrun.review.verdicts import judged_verdicts
+    from tests.evalrun.review.test_rejudge import _harsh
+
+    workspace = released.workspace
+    space = "r" + uuid.uuid4().hex[:8]
+    base = run(workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "base")
+    pushed = push(workspace, base, n=10, argilla_workspace=space)
+    _review_everything(argilla_env, space, pushed.argilla_dataset, annotator_headers(argilla_env, space, "ann"))
+    pull(workspace, base)
+    harsh = ScriptedServer(_harsh)
+    try:
+        copy = rejudge(workspace, base, tmp_path / "harsh", base_url=harsh.base_url, model="harsh")
+    finally:
+        harsh.close()
+    again = push(workspace, copy, like_run=base, argilla_workspace=space)
+    assert (again.pushed, again.carried) == (0, pushed.chosen)             # the same answers: nothing to review
+    assert pull(workspace, copy).carried == pushed.chosen
+    people = calibrate_run(workspace, base).metrics["generation/completeness"].agreement
+    other = calibrate_run(workspace, copy).metrics["generation/completeness"].agreement
+    assert people.agreed == people.n                                       # the people agreed with the first judge
+    from curate.dataset import DatasetStore
+    items = {i.id: i for i in DatasetStore(workspace).items("faq")}
+    first = [v.verdict for row in read_run(base).scores if row.item_id in read_reviews(base).state.items
+             for v in judged_verdicts(items[row.item_id], row).get("key_point", [])]
+    assert other.n == people.n == len(first) and other.agreed == first.count("missing")   # harsh: all missing
