@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from curate import DatasetStore
 from evalrun.review.argilla import pull, push
 from evalrun.review.records import read_reviews
 from evalrun.runner import run
@@ -55,7 +56,7 @@ def reviewed(released, tmp_path, argilla_server, monkeypatch):
 def test_a_reviewer_answers_three_records_in_the_browser_and_pull_brings_them_back(reviewed, argilla_server,
                                                                                    tmp_path):
     workspace, folder, pushed, username = reviewed
-    items = {i.id: i for i in __import__("curate").DatasetStore(workspace).items("faq")}
+    items = {i.id: i for i in DatasetStore(workspace).items("faq")}
     chosen = sorted(read_reviews(folder).state.items)
     assert len(chosen) >= 3 and {items[i].language for i in chosen} >= {"zh", "en"}
     started = time.monotonic()
