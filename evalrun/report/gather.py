@@ -42,7 +42,7 @@ from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
 from evalrun.scope_records import LAYERS
 from evalrun.scoring.scope import ScopeCheck
-from evalrun.scoring.score import layer_ids, read_trace
+from evalrun.scoring.score import layer_ids, readable_traces
 from evalrun.views import leak_lines, scope_lines
 
 
@@ -127,14 +127,14 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     except (NotFound, OSError) as exc:
         problem = f"KB snapshot {manifest.kb_snapshot} cannot be read ({exc}): chunk texts come from the traces only"
     by_id = {item.id: item for item in items}
-    traces = _traces(run, by_id)
+    traces = readable_traces(run, by_id)
     check = ScopeCheck(list(chunks.values()), release.scope, manifest.kb_snapshot)
     usable = {item.id: check.usable(item) for item in items} if check.scoped else {}
     comparison, base_traces, base_chunks = None, {}, {}
     if base is not None:
         comparison = compare_runs(base, run, items=items)
         comparison.judge_corrected = judge_corrected(base, run, read_reviews(base.folder), read_reviews(run.folder))
-        base_traces = _traces(base, by_id)
+        base_traces = readable_traces(base, by_id)
         if base.manifest.kb_snapshot != manifest.kb_snapshot:
             with contextlib.suppress(NotFound, OSError):   # then BASE's passages show the texts its traces hold
                 base_chunks = {c.chunk_id: c for c in SnapshotStore(workspace).chunks(base.manifest.kb_snapshot)}
@@ -142,17 +142,6 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, usable=usable,
                         base=base, comparison=comparison, base_traces=base_traces, base_chunks=base_chunks,
                         calibration=calibration)
-
-
-def _traces(run: Run, by_id: dict[str, EvalItem]) -> dict[str, Trace]:
-    """Return the traces of a run's items that read as traces (a failed item's scores say why it has none)."""
-    traces = {}
-    for item_id, record in run.traces.items():
-        item = by_id.get(item_id)
-        trace = read_trace(record, item)[0] if item is not None else None
-        if trace is not None:
-            traces[item_id] = trace
-    return traces
 
 
 def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, tuple[str, ...]]] | None:

@@ -63,7 +63,7 @@ from evalrun.review.records import (
 )
 from evalrun.review.select import candidates, select
 from evalrun.review.verdicts import KIND_OF, METRICS, judged_verdicts, metric_values
-from evalrun.scoring.score import read_trace
+from evalrun.scoring.score import readable_traces
 
 BATCH = 100
 LANGUAGE_HEADINGS = {"en": "English", "zh": "中文"}
@@ -99,15 +99,6 @@ class PullReport:
 def _items(workspace: Workspace, run: Run) -> list[EvalItem]:
     _, items = load_release(Releases(workspace, run.manifest.dataset).path(run.manifest.version))
     return items
-
-
-def _traces(run: Run, items: list[EvalItem]) -> dict[str, Trace]:
-    found = {}
-    for item in items:
-        trace, failed, _ = read_trace(run.traces.get(item.id), item)
-        if trace is not None and not failed:
-            found[item.id] = trace
-    return found
 
 
 def _judged(folder: Path) -> tuple[Run, str]:
@@ -156,7 +147,7 @@ def like(run: Run, items: list[EvalItem], digest: str, base: Path) -> ReviewStat
     if not (base / STATE).exists():
         raise InputError(f"{base}: no review sample to reuse (no {STATE}); push a review of it first", field="like")
     sample = ReviewState.read(base / STATE)
-    traces = _traces(run, items)
+    traces = readable_traces(run, {i.id: i for i in items})
     state = ReviewState(judge_digest=digest, seed=sample.seed, n=sample.n, dimensions=sample.dimensions,
                         strata=sample.strata, created_at=now(), like=str(base.resolve()))
     for item_id, entry in sample.items.items():
@@ -201,7 +192,7 @@ def _push(workspace: Workspace, folder: Path, n: int, seed: int, min_submitted: 
     rg = argilla_sdk()
     by_id = {i.id: i for i in items}
     rows = {row.item_id: row for row in run.scores or []}
-    traces = _traces(run, items)
+    traces = readable_traces(run, {i.id: i for i in items})
     chunk_texts = {c.chunk_id: c.text for c in SnapshotStore(workspace).chunks(run.manifest.kb_snapshot)}
     name = argilla_dataset or (state.argilla.dataset if state.argilla else None) or f"review-{folder.name}"
     client = connect_argilla(api_url)
@@ -297,7 +288,7 @@ def _pull(workspace: Workspace, folder: Path, api_url: str | None) -> PullReport
         raise InputError(f"{path}: the push never reached Argilla; push again", field="RUN")
     items = {i.id: i for i in _items(workspace, run)}
     rows = {row.item_id: row for row in run.scores or []}
-    traces = _traces(run, list(items.values()))
+    traces = readable_traces(run, items)
     client = connect_argilla(api_url or state.argilla.api_url)
     url = client.api_url
     with argilla_errors(url, "reading the review records", then="nothing was changed; pull again"):

@@ -123,8 +123,16 @@ def _agreement(reviews: list[Review], kind: str) -> Agreement:
     return cohen_kappa(judge, person, VALUES[kind])
 
 
-def _coarsened(strata: list[str], keep: int) -> list[str]:
-    return [" · ".join(label.split(" · ")[:keep]) or "all" for label in strata]
+def by_coarser_strata(state: ReviewState, ids: list[str], reviewed: int, estimate_with):
+    """Return (the estimate `estimate_with(strata)` makes over the sample's strata of the items `ids`, the
+    dimensions kept): the strata's last dimensions dropped, one at a time, until every stratum holds a
+    reviewed item and the estimate can be made (or there are fewer than 2 `reviewed` items, when none can)."""
+    estimate, keep = None, 0
+    for keep in range(len(state.dimensions), -1, -1):
+        estimate = estimate_with([" · ".join(state.strata[i].split(" · ")[:keep]) or "all" for i in ids])
+        if estimate.estimate is not None or reviewed < 2:
+            break
+    return estimate, keep
 
 
 def _estimate(metric: str, rows: dict[str, ItemScores], state: ReviewState, people: dict[str, float]
@@ -135,14 +143,8 @@ def _estimate(metric: str, rows: dict[str, ItemScores], state: ReviewState, peop
     judged = np.array([rows[i].values[metric] for i in ids], dtype=float)
     reviewed = [k for k, i in enumerate(ids) if i in people]
     values = [people[ids[k]] for k in reviewed]
-    low, high = 0.0, 1.0
-    estimate = None
-    for keep in range(len(state.dimensions), -1, -1):
-        strata = _coarsened([state.strata[i] for i in ids], keep)
-        estimate = ppi_mean(judged, reviewed, values, strata=strata, low=low, high=high)
-        if estimate.estimate is not None or len(reviewed) < 2:
-            return estimate, keep
-    return estimate, 0
+    return by_coarser_strata(state, ids, len(reviewed),
+                             lambda strata: ppi_mean(judged, reviewed, values, strata=strata))
 
 
 def calibrate(items: list[EvalItem] | None, rows: list[ItemScores], state: ReviewState, reviews: list[Review],

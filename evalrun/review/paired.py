@@ -19,6 +19,7 @@ import numpy as np
 
 from curate import InputError
 from evalrun.records import Run, trace_from
+from evalrun.review.calibrate import by_coarser_strata
 from evalrun.review.records import JudgedDifference, Reviewed, answer_digest
 from evalrun.review.stats import ppi_paired_difference
 from evalrun.review.verdicts import KIND_OF
@@ -94,12 +95,8 @@ def judge_corrected(base: Run, new: Run, base_reviewed: Reviewed, new_reviewed: 
                 carried += b_carried or n_carried
         f_base = np.array([base_rows[i][metric] for i in ids], dtype=float)
         f_new = np.array([new_rows[i][metric] for i in ids], dtype=float)
-        estimate, keep = None, 0
-        for keep in range(len(state.dimensions), -1, -1):
-            strata = [" · ".join(state.strata[i].split(" · ")[:keep]) or "all" for i in ids]
-            estimate = ppi_paired_difference(f_base, f_new, reviewed, ys_base, ys_new, strata=strata)
-            if estimate.estimate is not None or len(reviewed) < 2:
-                break
+        estimate, keep = by_coarser_strata(state, ids, len(reviewed), lambda strata: ppi_paired_difference(
+            f_base, f_new, reviewed, ys_base, ys_new, strata=strata))
         found.append(JudgedDifference(
             metric=metric, items=len(ids), reviewed=len(reviewed), carried=carried,
             judge_difference=float(np.mean(f_new - f_base)) if ids else None,

@@ -102,6 +102,18 @@ def read_trace(record: TraceRecord | None, item: EvalItem) -> tuple[Trace | None
     return trace, None, unknown_keys(record.trace)
 
 
+def readable_traces(run, by_id: dict[str, EvalItem]) -> dict[str, Trace]:
+    """Return the traces of a run's items (`by_id`) that read as traces, by item id (a failed item has none:
+    its scores say why)."""
+    traces = {}
+    for item_id, record in run.traces.items():
+        item = by_id.get(item_id)
+        trace = read_trace(record, item)[0] if item is not None else None
+        if trace is not None:
+            traces[item_id] = trace
+    return traces
+
+
 def excluded_evidence(item: EvalItem, known: dict[str, str], excluded: set[str]) -> list[str]:
     """Return the excluded documents that hold a required evidence group of the item entirely
     (the system could not have retrieved that group), sorted."""

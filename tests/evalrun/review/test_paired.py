@@ -48,8 +48,10 @@ def _review_everything(server, space: str, name: str, headers) -> int:
     return len(records)
 
 
-def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_changes(released, tmp_path,
-                                                                                       argilla_env, judge):
+@pytest.fixture
+def reviewed_base(released, tmp_path, argilla_env, judge):
+    """faq@v1 run as BASE, every judged answer pushed and agreed with by a reviewer, the reviews pulled:
+    (workspace, Argilla workspace, BASE's folder, its push, the reviewer's headers)."""
     workspace = released.workspace
     space = "r" + uuid.uuid4().hex[:8]
     base = run(workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "base")
@@ -57,6 +59,12 @@ def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_c
     ann = annotator_headers(argilla_env, space, "ann")
     assert _review_everything(argilla_env, space, pushed.argilla_dataset, ann) == pushed.chosen >= 3
     pull(workspace, base)
+    return workspace, space, base, pushed, ann
+
+
+def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_changes(reviewed_base, tmp_path,
+                                                                                       argilla_env):
+    workspace, space, base, pushed, ann = reviewed_base
 
     CHANGED.clear()
     new = run(workspace, ref="faq@v1", target="tests.evalrun.review.test_paired:changed_one", out=tmp_path / "new")
@@ -91,19 +99,13 @@ def test_unchanged_answers_carry_their_reviews_and_compare_corrects_the_judged_c
                                       "for NEW)"]
 
 
-def test_a_rejudged_copy_is_calibrated_against_the_same_people_without_a_new_review(released, tmp_path,
-                                                                                     argilla_env, judge):
+def test_a_rejudged_copy_is_calibrated_against_the_same_people_without_a_new_review(reviewed_base, tmp_path):
     from evalrun.review.calibrate import calibrate_run
     from evalrun.review.rejudge import rejudge
     from evalrun.review.verdicts import judged_verdicts
     from tests.evalrun.review.test_rejudge import _harsh
 
-    workspace = released.workspace
-    space = "r" + uuid.uuid4().hex[:8]
-    base = run(workspace, ref="faq@v1", target="tests.support.targets:perfect", out=tmp_path / "base")
-    pushed = push(workspace, base, n=10, argilla_workspace=space)
-    _review_everything(argilla_env, space, pushed.argilla_dataset, annotator_headers(argilla_env, space, "ann"))
-    pull(workspace, base)
+    workspace, space, base, pushed, _ = reviewed_base
     harsh = ScriptedServer(_harsh)
     try:
         copy = rejudge(workspace, base, tmp_path / "harsh", base_url=harsh.base_url, model="harsh")
