@@ -60,6 +60,8 @@ from curate.fileio import (
     loads_json,
     read_text,
 )
+from curate.guidelines import relevance_grading
+from curate.judge.budget import Budget, messages_tokens
 from curate.judge.client import Judge, Verdict
 from curate.judge.config import JudgeConfig
 from curate.judge.config import resolve as resolve_judge
@@ -75,8 +77,11 @@ from curate.records import (
     EvalItem,
     Evidence,
     EvidenceGroup,
+    JudgedGrades,
     JudgeUsage,
     LeakageCheck,
+    RETRIEVAL_GRADES,
+    ChunkGrade,
     Record,
     ReleaseManifest,
     Scope,
@@ -87,6 +92,7 @@ from curate.records import (
     retrieval_qrels,
     now,
     read_jsonl,
+    read_judged_grades,
 )
 from curate.release import Releases, load_release, release
 from curate.scope import (
@@ -125,4 +131,8 @@ __all__ = [
     "ArgillaTarget", "BUNDLED_GUIDELINES", "argilla_errors", "argilla_markdown", "argilla_members", "argilla_records",
     "argilla_sdk", "atomic_write_jsonl", "connect_argilla", "ensure_argilla_dataset", "find_argilla_dataset",
     "log_records",
+    # the judge's grades of retrieved chunks: evalrun writes them, annotate push --suggest-from reads them
+    "ChunkGrade", "JudgedGrades", "RETRIEVAL_GRADES", "read_judged_grades",
+    # the judge's budget, and the guideline text a judge grading chunks is given
+    "Budget", "messages_tokens", "relevance_grading",
 ]

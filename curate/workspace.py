@@ -43,6 +43,8 @@ model = "{embedding_model}"
 {judge_endpoint}
 # The NAME of the environment variable holding the key (never the key itself).
 api_key_env = "{judge_api_key_env}"
+# retrieval = true   # `evalrun run --judge-retrieval` by default: the judge grades retrieved chunks 0/1/2
+# response_format = "json_schema"   # send each verdict's schema (llama.cpp, vLLM, Ollama, OpenAI): small models
 
 [guidelines]
 # Folder holding the relevance guidelines; its content hash is the guideline version.

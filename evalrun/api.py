@@ -44,6 +44,14 @@ def _scored(run: Run | str | os.PathLike) -> Run:
     return run
 
 
+def retrieval_by_default(workspace: Workspace) -> bool:
+    """Return curate.toml's [judge] retrieval (False when unset): whether runs grade retrieved chunks."""
+    value = workspace.setting("judge", "retrieval", False)
+    if not isinstance(value, bool):
+        raise workspace.setting_error(f"must be true or false, not {value!r}", "judge", "retrieval")
+    return value
+
+
 def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | None = None,
         traces: str | os.PathLike | None = None, workspace: WorkspaceLike = None, out: str | os.PathLike | None = None,
         resume: bool = False, ks: Sequence[int] = (1, 3, 5, 10), concurrency: int = 4, warmup: int = 1,
@@ -51,7 +59,8 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
         max_response_bytes: int = 10_000_000, precision_denominator: Literal["k", "returned"] = "k",
         oracle_context: bool = False, allow_unchecked: bool = False, exclude_errors: bool = False,
         price_input: float | None = None, price_output: float | None = None, judge_repeats: int = 1,
-        no_judge: bool = False) -> Run:
+        no_judge: bool = False, judge_retrieval: bool | None = None, judge_retrieval_k: int | None = None,
+        budget_usd: float | None = None, budget_tokens: int | None = None) -> Run:
     """Return the run of a system over the release `release`, scored, as read back from its folder (`run.folder`).
 
     `release` is "NAME@vN" (or the `ReleaseManifest` of one). The system is `target`: a Python
@@ -63,7 +72,10 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     workspace); `resume` finishes one a kill interrupted. The other arguments are `evalrun run`'s
     options of the same names (`no_judge=True`: no judge is asked, the judged metrics are
     unscored, never 0; `warmup`: the first calls per worker are timed apart as warm-up, out of the
-    latency percentiles). Ctrl-C raises `RunInterrupted`, which names the call that finishes the run.
+    latency percentiles; `judge_retrieval=True`: the judge grades each item's top `judge_retrieval_k`
+    candidates and its context, metrics under judged/, None: as curate.toml's [judge] retrieval says;
+    `budget_usd` and `budget_tokens`: no judge request is sent past them). Ctrl-C raises
+    `RunInterrupted`, which names the call that finishes the run.
 
     In the README's workspace (release `hr@v1`, and `rag.py`'s `answer` a function that takes a
     question and returns a trace):
@@ -77,12 +89,16 @@ def run(release: str | ReleaseManifest, *, target: str | Callable[..., Any] | No
     ```
     """
     ref = release if isinstance(release, str) else f"{release.name}@{release.version}"
+    if judge_retrieval is None:
+        judge_retrieval = retrieval_by_default(workspace_from(workspace))
     try:
         settings = RunSettings(ks=list(ks), concurrency=concurrency, warmup=warmup, timeout=timeout,
                                max_response_bytes=max_response_bytes, oracle_context=oracle_context,
                                allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
                                precision_denominator=precision_denominator, price_input=price_input,
-                               price_output=price_output, judge_repeats=judge_repeats, no_judge=no_judge)
+                               price_output=price_output, judge_repeats=judge_repeats, no_judge=no_judge,
+                               judge_retrieval=judge_retrieval, judge_retrieval_k=judge_retrieval_k,
+                               budget_usd=budget_usd, budget_tokens=budget_tokens)
     except ValidationError as exc:
         raise InputError.from_validation(exc) from None
     settings = settings.model_copy(update={"ks": sorted(set(settings.ks))})

@@ -20,9 +20,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from curate import InputError, NotFound, Record, VersionedRecord, checked_cost, checked_tokens, read_jsonl
+from evalrun.judged_records import GradeAgreement, JudgedRetrieval, JudgeEstimate, JudgeSpend  # noqa: F401
 from evalrun.scope_records import ItemScope, ScopeSummary, TargetScope
 
 MANIFEST, TRACES, SCORES, SUMMARY = "manifest.json", "traces.jsonl", "scores.jsonl", "summary.json"
+JUDGE_SPEND = "judge_spend.json"
 MAX_JUDGE_REPEATS = 10
 MAX_K = 1000  # retrieval arrays are (items, K): a larger cutoff is a typo, not a measurement
 
@@ -238,6 +240,14 @@ class RunSettings(Record):
                                "the first verdicts score, the others measure how often the judge changes its mind.")
     no_judge: bool = Field(False, description="--no-judge: no judge is asked (none is contacted); the judged "
                            "metrics are not computed and counted as unscored, not 0.")
+    judge_retrieval: bool = Field(False, description="--judge-retrieval: the judge grades each item's top K "
+                                  "candidates and its context 0/1/2 (metrics under judged/).")
+    judge_retrieval_k: int | None = Field(None, ge=1, le=MAX_K, description="Candidates graded per item; None: the "
+                                          "largest K of `ks`.")
+    budget_usd: float | None = Field(None, gt=0, allow_inf_nan=False, description="--budget: the most the judge "
+                                     "may cost in this run, USD (needs [judge.prices]).")
+    budget_tokens: int | None = Field(None, gt=0, description="--budget-tokens: the most tokens the judge may use "
+                                      "in this run.")
 
 
 class LeakageGate(Record):
@@ -257,7 +267,7 @@ class LeakageGate(Record):
 class RunManifest(VersionedRecord):
     """manifest.json: what was run, against which release and snapshot, and how."""
 
-    SCHEMA = 5  # 3: settings.warmup; 4: target_scope; 5: rejudged_from
+    SCHEMA = 6  # 3: settings.warmup; 4: target_scope; 5: rejudged_from; 6: settings.judge_retrieval, budget
     dataset: str = Field(description="Dataset name.")
     version: str = Field(description="Release version (vN).")
     content_sha256: str = Field(description="The release's content hash.")
@@ -450,9 +460,10 @@ class RunRef(Record):
 class RunSummary(VersionedRecord):
     """summary.json: every metric overall and per subset, losses, end to end, attribution."""
 
-    SCHEMA = 5  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
+    SCHEMA = 6  # 2: failed_items, apart; MetricSummary.ci_method and failed; values at full precision;
     # 3: attribution_lexical, end_to_end.usage_left_out, judge.usage_left_out (then
-    # end_to_end.usage_reported, None when absent); 4: end_to_end.warmup_calls and warmup_ms; 5: scope
+    # end_to_end.usage_reported, None when absent); 4: end_to_end.warmup_calls and warmup_ms; 5: scope;
+    # 6: judged_retrieval
 
     run: RunRef = Field(description="Which run.")
     scored_at: str = Field(description="When it was scored (UTC).")
@@ -477,6 +488,8 @@ class RunSummary(VersionedRecord):
                                                 "from string match, not a judge's verdict (no judge scored them).")
     layers: dict[str, str | None] = Field(default_factory=dict, description="Each layer: scored, or why not.")
     judge: JudgeReport | None = Field(None, description="What the judge did.")
+    judged_retrieval: JudgedRetrieval | None = Field(None, description="What the judge did for retrieval "
+                                                     "(--judge-retrieval); None without it.")
     scope: ScopeSummary | None = Field(None, description="Permission leaks and stale chunks per layer, askers "
                                        "checked and not, items declined for want of usable evidence; None: scored "
                                        "before scope was checked.")

@@ -17,6 +17,7 @@ from evalrun.records import (
     LatencySummary,
     MetricSummary,
     RunManifest,
+    JudgedRetrieval,
     RunSummary,
 )
 from evalrun.scope_records import LAYERS, ScopeSummary, TargetScope
@@ -52,6 +53,51 @@ def retrieval_names(metrics: dict[str, MetricSummary]) -> list[str]:
     names = {n.split("/", 1)[1] for n in metrics if n.startswith(("candidates/", "context/"))
              and "@" in n}
     return sorted(names, key=lambda n: (n.split("@")[0], int(n.split("@")[1])))
+
+
+def judged_names(metrics: dict[str, MetricSummary]) -> list[str]:
+    """Return the judged retrieval metric names (without judged/ and the layer) in display order."""
+    names = {n.split("/", 2)[2] for n in metrics if n.startswith(("judged/candidates/", "judged/context/")) and "@" in n}
+    return sorted(names, key=lambda n: (n.split("@")[0], int(n.split("@")[1])))
+
+
+def judged_lines(section: JudgedRetrieval | None, examples: int = 3) -> list[str]:
+    """Return what the judge did for retrieval, in words: who graded, what was not graded and why, the
+    items whose only retrieval figures these are, possibly missing evidence, agreement with the labels."""
+    if section is None:
+        return []
+    if section.status != "scored":
+        return [f"retrieval judged (--judge-retrieval): {section.status.removeprefix('unscored: ')}: the judged/ "
+                f"metrics are unscored, not 0"]
+    lines = [f"retrieval judged by model {section.model}: the top {section.k} candidates and the context of "
+             f"{section.items:,} items graded 0/1/2 ({section.chunks:,} chunks: "
+             + ", ".join(f"{section.grades.get(g, 0):,} graded {g}" for g in ("2", "1", "0"))
+             + "); judged/ metrics are the judge's, apart from the labelled ones"]
+    if section.unlabelled_items:
+        lines.append(f"{section.unlabelled_items:,} of them have no labelled evidence: judged/ are their only "
+                     f"retrieval figures")
+    if section.budget_refused:
+        lines.append(f"JUDGE BUDGET REACHED ({section.budget}): {section.budget_refused:,} grading requests not sent; "
+                     f"their items' judged/ metrics are unscored")
+    for why, n in sorted(section.not_graded.items(), key=lambda kv: -kv[1]):
+        lines.append(f"{n:,} chunks not graded: {why}")
+    if section.possibly_missing:
+        chunks = sum(len(c) for c in section.possibly_missing.values())
+        shown = "; ".join(f"{item}: {', '.join(c[:3])}" for item, c in list(section.possibly_missing.items())[:examples])
+        lines.append(f"possibly missing evidence: {chunks:,} chunks graded 2 on {len(section.possibly_missing):,} "
+                     f"labelled items are neither evidence nor a copy of it, e.g. {shown} (curate annotate push "
+                     f"--suggest-from RUN puts them before annotators)")
+    found = section.agreement
+    if found is not None:
+        kappa = "undefined" if found.kappa is None else f"{found.kappa:.2f}" + (
+            f" [{found.kappa_ci95[0]:.2f}, {found.kappa_ci95[1]:.2f}]" if found.kappa_ci95 else "")
+        per = "; ".join(f"{lang} {a.agreement:.0%} of {a.chunks:,}" for lang, a in section.agreement_by_language.items()
+                        if a.agreement is not None)
+        share = "-" if found.agreement is None else f"{found.agreement:.0%}"
+        lines.append(f"judge vs labelled evidence on {found.chunks:,} graded chunks of {found.items:,} labelled items "
+                     f"(unlabelled counted as 0): agreement {share}, kappa {kappa}"
+                     + (f" ({per})" if len(section.agreement_by_language) > 1 else ""))
+    return lines
 
 
 def other_names(metrics: dict[str, MetricSummary]) -> list[str]:

@@ -19,8 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from curate.errors import CurateError
+from curate.errors import CurateError, InputError
 from curate.fileio import dumps_json, loads_json
+from curate.judge.budget import Budget, messages_tokens
 from curate.judge.config import JudgeConfig
 from curate.judge.prompts import Prompt
 from curate.progress import progress
@@ -117,11 +118,11 @@ def openai_transport(config: JudgeConfig) -> Transport:
     client = openai.OpenAI(base_url=config.base_url, api_key=key or "no-key-needed",
                            timeout=config.timeout, max_retries=0)
 
-    def send(messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+    def send(messages: list[dict], schema: type[BaseModel] | None = None) -> tuple[str | None, str | None, int, int]:
         try:
             response = client.chat.completions.create(
                 model=config.model, messages=messages, temperature=0, max_tokens=config.max_tokens,
-                response_format=RESPONSE_FORMAT)
+                response_format=RESPONSE_FORMAT if schema is None else schema_format(schema))
         except openai.APITimeoutError:
             raise JudgeFailure(f"timeout after {config.timeout:g} s", retry=True) from None
         except openai.APIConnectionError as exc:
@@ -143,6 +144,12 @@ def openai_transport(config: JudgeConfig) -> Transport:
                 getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
 
     return send
+
+
+def schema_format(schema: type[BaseModel]) -> dict:
+    """Return the response_format that holds an answer to a verdict's JSON schema (`[judge] response_format =
+    "json_schema"`)."""
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
 
 
 def reason_kind(reason: str) -> str:
@@ -177,8 +184,13 @@ def _mask_texts(value, key: str):
 class Judge:
     """Asks prompts of one endpoint; answers are cached on disk by (prompt version, model, input)."""
 
-    def __init__(self, config: JudgeConfig, cache_dir: Path, transport: Transport | None = None):
+    def __init__(self, config: JudgeConfig, cache_dir: Path, transport: Transport | None = None,
+                 budget: Budget | None = None):
+        if budget is not None and budget.usd is not None and config.prices.get(config.model) is None:
+            raise InputError(f"a budget in USD needs the price of judge model {config.model!r}: set [judge.prices] "
+                             f"in curate.toml, or give the budget in tokens", field="budget")
         self.config = config
+        self.budget = budget
         self.cache_dir = Path(cache_dir)
         self.transport = transport or openai_transport(config)
         self.stats = JudgeStats()
@@ -190,9 +202,14 @@ class Judge:
         endpoint, the model, max_tokens, the response format, the prompt's version, the input, the
         repeat), so one endpoint's verdicts are never served for another's."""
         material = {"endpoint": self.config.base_url.rstrip("/"), "model": self.config.model,
-                    "max_tokens": self.config.max_tokens, "response_format": RESPONSE_FORMAT,
+                    "max_tokens": self.config.max_tokens, "response_format": (
+                        RESPONSE_FORMAT if self.config.response_format == "json_object" else "json_schema"),
                     "prompt": prompt.version, "input": payload, "repeat": repeat}
         return hashlib.sha256(dumps_json(material).encode("utf-8")).hexdigest()
+
+    def cached(self, prompt: Prompt, payload: dict, repeat: int = 0) -> bool:
+        """Return whether the answer to this question is in the cache (asking it costs nothing)."""
+        return self._cache_path(self.key(prompt, payload, repeat)).exists()
 
     def _cache_path(self, key: str) -> Path:
         return self.cache_dir / key[:2] / f"{key}.json"
@@ -260,21 +277,25 @@ class Judge:
             futures = [pool.submit(self.ask, *request) for request in requests]
             return [f.result() for f in progress(futures, description, unit="request", total=len(futures))]
 
-    def _send(self, messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+    def _send(self, messages: list[dict], schema: type[BaseModel] | None = None
+              ) -> tuple[str | None, str | None, int, int]:
         with self._lock:
             self._in_flight += 1
             self.stats.requests += 1
             self.stats.max_in_flight = max(self.stats.max_in_flight, self._in_flight)
         try:
-            return self.transport(messages)
+            # the verdict's schema goes to the transport only when asked for: a transport of messages alone
+            # (a test's, a caller's) works as it always did
+            return self.transport(messages) if schema is None else self.transport(messages, schema)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
-    def _send_with_retries(self, messages: list[dict]) -> tuple[str | None, str | None, int, int]:
+    def _send_with_retries(self, messages: list[dict], schema: type[BaseModel] | None = None
+                           ) -> tuple[str | None, str | None, int, int]:
         for attempt in range(self.config.max_retries + 1):
             try:
-                return self._send(messages)
+                return self._send(messages, schema)
             except JudgeFailure as failure:
                 if not failure.retry or attempt == self.config.max_retries:
                     if attempt:
@@ -295,7 +316,8 @@ class Judge:
 
         try:
             for attempt in range(2):  # the answer, then one repair
-                content, refusal, used_in, used_out = self._send_with_retries(messages)
+                content, refusal, used_in, used_out = self._within_budget(
+                    messages, prompt.schema if self.config.response_format == "json_schema" else None)
                 counted = self._count_tokens(used_in, used_out)
                 if isinstance(counted, str):
                     problems.append(counted)
@@ -319,6 +341,27 @@ class Judge:
         except JudgeFailure as failure:
             return verdict(None, failure.reason)
         raise AssertionError("unreachable")
+
+    def _within_budget(self, messages: list[dict], schema: type[BaseModel] | None = None
+                       ) -> tuple[str | None, str | None, Any, Any]:
+        """Send the messages when the call fits the budget (see `curate.judge.budget`), else raise."""
+        if self.budget is None:
+            return self._send_with_retries(messages, schema)
+        most_in, most_out = messages_tokens(messages), self.config.max_tokens
+        most_usd = self.config.cost(most_in, most_out)
+        if not self.budget.reserve(most_in + most_out, most_usd):
+            raise JudgeFailure(self.budget.refusal())
+        spent_in, spent_out = most_in, most_out   # a call that fails, or reports no count, is charged its most
+        try:
+            reply = self._send_with_retries(messages, schema)
+            (used_in, bad_in), (used_out, bad_out) = checked_tokens(reply[2], "prompt_tokens"), checked_tokens(
+                reply[3], "completion_tokens")
+            if not bad_in and not bad_out and reply[2] is not None and reply[3] is not None:
+                spent_in, spent_out = used_in, used_out   # what the endpoint counted (unreported: the most)
+            return reply
+        finally:
+            self.budget.settle(most_in + most_out, most_usd, spent_in + spent_out,
+                               self.config.cost(spent_in, spent_out))
 
     def _count_tokens(self, used_in: Any, used_out: Any) -> tuple[int, int] | str:
         """Add one reply's tokens to the stats and return them; a reply whose usage is no token count

@@ -27,6 +27,10 @@ class JudgeConfig:
     max_retries: int = 3
     backoff: float = 0.5
     max_tokens: int = 512
+    response_format: str = "json_object"
+    """json_object (any endpoint that does JSON mode), or json_schema: each prompt's verdict schema is sent
+    (`response_format.json_schema`), which llama.cpp, vLLM, Ollama and OpenAI hold the answer to, so that
+    even a small local model answers in the shape asked."""
     # USD per million tokens: (input, output); unknown models cost nothing known (cost None).
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -39,7 +43,8 @@ class JudgeConfig:
         URL's credentials masked, should a config built without `resolve` carry any)."""
         key_env = MASK if looks_like_secret(self.api_key_env) else self.api_key_env
         return {"base_url": mask_url(self.base_url), "model": self.model, "api_key_env": key_env,
-                "timeout": self.timeout, "concurrency": self.concurrency, "max_retries": self.max_retries}
+                "timeout": self.timeout, "concurrency": self.concurrency, "max_retries": self.max_retries,
+                "response_format": self.response_format}
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """Return the USD cost of a number of tokens, or None when the model has no price."""
@@ -48,6 +53,8 @@ class JudgeConfig:
             return None
         return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
+
+RESPONSE_FORMATS = ("json_object", "json_schema")
 
 # the model asked for when an endpoint is given without one (a local server serves any name)
 DEFAULT_MODEL = "judge"
@@ -83,6 +90,10 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
         chosen_timeout = float(raw_timeout) if raw_timeout is not None else 60.0
     except ValueError:
         raise InputError(f"judge timeout {raw_timeout!r} is not a number of seconds", field="judge-timeout") from None
+    response_format = config.get("response_format") or "json_object"
+    if response_format not in RESPONSE_FORMATS:
+        raise InputError(f"must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}",
+                         file=str(workspace.config_path) if workspace else None, field="judge.response_format")
     prices = {}
     for name, price in (config.get("prices") or {}).items():
         try:
@@ -94,4 +105,4 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
                        api_key_env=chosen_key_env, timeout=chosen_timeout,
                        concurrency=int(concurrency or config.get("concurrency") or 4),
                        max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 3)),
-                       prices=prices)
+                       prices=prices, response_format=response_format)

@@ -7,7 +7,8 @@
 - `release`: the release manifest;
 - `scope`: a chunk's access groups and validity, the [scope] settings, evidence scope makes unusable;
 - `judge`: the judge's cached answers;
-- `annotation`: what was pushed to Argilla;
+- `judged`: the judge's grades of retrieved chunks (written by evalrun, read by `annotate push --suggest-from`);
+- `annotation`: what was pushed to Argilla, and what annotators did with the judge's suggestions;
 - `reports`: what `--report FILE` writes;
 - `failures`: each batch of production failures `curate add-failures` added.
 
@@ -15,7 +16,14 @@ Each versioned record is read back through `VersionedRecord.read` / `parse` (one
 a newer schema version stops with one line.
 """
 
-from curate.records.annotation import AnnotationState, ArgillaTarget, PushedItem
+from curate.records.annotation import (
+    AnnotationState,
+    ArgillaTarget,
+    JudgeCheck,
+    JudgeSuggestion,
+    JudgeSuggestionsPulled,
+    PushedItem,
+)
 from curate.records.base import Record, VersionedRecord, now, read_jsonl, validate_lines
 from curate.records.evidence import (
     EvidenceGroup,
@@ -68,6 +76,7 @@ from curate.records.item import (
 )
 from curate.records.failures import FailureBatch, FailureSource, PromotedDuplicate
 from curate.records.judge import JudgeCacheEntry, TokenUsage
+from curate.records.judged import RETRIEVAL_GRADES, ChunkGrade, JudgedGrades, read_judged_grades
 from curate.records.kb import (
     Chunk,
     ChunkerSettings,
@@ -96,11 +105,12 @@ from curate.records.reports import (
 
 __all__ = [
     "AnnotationCheck", "AnnotationState", "ArgillaTarget", "BalanceRecord", "CheckRecord", "Chunk", "ChunkGroup",
-    "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "ConsistencyOutcome", "ConsistencyReportFile", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
+    "ChunkGrade", "ChunkGroups", "ChunkerSettings", "ConsistencyCheck", "ConsistencyOutcome", "ConsistencyReportFile", "DIFFICULTIES", "DatasetChecks", "DatasetMeta",
     "Difficulty", "DifficultyCheck", "Document", "DuplicateCluster", "EmbeddingKeys", "DuplicateEdge", "DuplicatesCheck",
-    "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeUsage",
+    "DuplicatesReport", "EvalItem", "Evidence", "EvidenceGroup", "FailureBatch", "FailureSource", "JudgeCacheEntry", "JudgeCheck", "JudgeSuggestion", "JudgeSuggestionsPulled",
+    "JudgeUsage", "JudgedGrades",
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
-    "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "Record", "RelevanceGrade", "ReleaseManifest", "ReleaseScope", "SOURCES", "SPLITS",
+    "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "RETRIEVAL_GRADES", "Record", "RelevanceGrade", "ReleaseManifest", "ReleaseScope", "SOURCES", "SPLITS",
     "STATUSES", "Scope", "ScopeCount", "ScopeCounts", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
-    "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_jsonl", "retrieval_qrels", "validate_lines",
+    "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_judged_grades", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -41,6 +41,8 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
         ("datasets/NAME/failures/MONTH-N.json", cr.FailureBatch, "one batch of production failures"),
         ("datasets/NAME/annotation.json", cr.AnnotationState, "what was pushed to Argilla"),
         ("datasets/NAME/adjudication.json", AdjudicationState, "disputed items and who settled them"),
+        ("datasets/NAME/judge_suggestions.json", cr.JudgeSuggestionsPulled,
+         "what annotators did with the judge's suggested grades (`annotate pull`)"),
     ]),
     ("Releases", "Immutable, read-only, loadable with Hugging Face `datasets` ([releases](../how-to/releases.md)).", [
         ("datasets/NAME/releases/vN/manifest.json", cr.ReleaseManifest, "what the release holds, hashed"),
@@ -64,6 +66,10 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
          "[Trace](#trace)"),
         ("RUN/scores.jsonl", er.ItemScores, "every metric of one item a line"),
         ("RUN/summary.json", er.RunSummary, "the aggregates"),
+        ("RUN/retrieval_grades.jsonl", cr.JudgedGrades, "the judge's grades of the retrieved chunks, one item a "
+         "line (`--judge-retrieval`; `curate annotate push --suggest-from` shows them)"),
+        ("RUN/judge_spend.json", er.JudgeSpend, "what the judge has cost a run with a budget so far (`--budget`, "
+         "`--budget-tokens`): a resumed run starts from it"),
         ("RUN/review.json", ReviewState, "the judge review's sample and where it lives in Argilla "
          "(`evalrun review push`)"),
         ("RUN/reviews.jsonl", Review, "people's reviews of the judge, one reviewer, item and metric a line "

@@ -95,11 +95,22 @@ def verify(ctx: click.Context, release: str, command_workspace: Path | None) -> 
               "measure the judge's own flip rate, which `evalrun compare --flips` holds item flips against.")
 @click.option("--no-judge", is_flag=True, help="Ask no judge (none is contacted): the judged metrics are not "
               "computed and counted as unscored, not 0; everything else is scored.")
+@click.option("--judge-retrieval/--no-judge-retrieval", default=None, help="Have the judge grade each item's top K "
+              "candidates and its context 0/1/2 under the relevance guideline: metrics under judged/ (apart from the "
+              "labelled ones), possibly missing evidence, agreement with the labels. Default: curate.toml's [judge] "
+              "retrieval, else off.")
+@click.option("--judge-retrieval-k", type=click.IntRange(1, MAX_K), help="Candidates graded per item (default: the "
+              "largest --k).")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), help="The most the judge may cost in this "
+              "run, in USD (needs [judge.prices]): no request is sent that could go past it; the questions left "
+              "unasked are unscored with the reason.")
+@click.option("--budget-tokens", type=click.IntRange(min=1), help="The same limit in tokens (prompt and answer).")
 @WORKSPACE
 @click.pass_context
 def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concurrency, warmup, timeout,
                 max_response_bytes, precision_denominator, oracle_context, allow_unchecked, exclude_errors,
-                price_input, price_output, judge_repeats, no_judge, command_workspace) -> None:
+                price_input, price_output, judge_repeats, no_judge, judge_retrieval, judge_retrieval_k, budget,
+                budget_tokens, command_workspace) -> None:
     """Run a RAG system over a release and score every layer apart.
 
     Ctrl-C stops the run cleanly (exit 130) and names the `--resume` command that finishes it. A
@@ -112,7 +123,8 @@ def run_command(ctx: click.Context, ref, target, traces, out, resume, ks, concur
                        max_response_bytes=max_response_bytes, precision_denominator=precision_denominator,
                        oracle_context=oracle_context, allow_unchecked=allow_unchecked, exclude_errors=exclude_errors,
                        price_input=price_input, price_output=price_output, judge_repeats=judge_repeats,
-                       no_judge=no_judge)
+                       no_judge=no_judge, judge_retrieval=judge_retrieval, judge_retrieval_k=judge_retrieval_k,
+                       budget_usd=budget, budget_tokens=budget_tokens)
     print_summary(done.folder)
     click.echo("\n".join(["", *next_steps(done.folder, workspace_from(workspace).root)]))
 

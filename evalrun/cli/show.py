@@ -22,6 +22,8 @@ from evalrun.views import (
     attribution_names,
     format_summary,
     judge_lines,
+    judged_lines,
+    judged_names,
     latency_line,
     latency_rows,
     leak_lines,
@@ -71,6 +73,9 @@ def _headline(summary: RunSummary, rows: list[ItemScores] | None = None) -> list
     if gate.status != "clean":
         lines.append(f"[bold]LEAKAGE UNCHECKED (--allow-unchecked): {gate.problem}[/bold]")
     lines.extend(escape(line) for line in judge_lines(summary))
+    # what was not judged is said in bold: a budget reached, or no judge to grade
+    lines.extend(f"[bold]{escape(line)}[/bold]" if line.startswith(("JUDGE BUDGET", "retrieval judged (")) else
+                 escape(line) for line in judged_lines(summary.judged_retrieval))
     return lines
 
 
@@ -103,6 +108,12 @@ def print_summary(folder: Path, workspace=None) -> None:
                      "" if loss is None else f"{loss:+.3f}"))
     out.print(table("retrieval (answerable items)", ("metric", "candidates", "95% CI", "n", "context", "95% CI", "n",
                                                      "lost"), rows))
+    judged = judged_names(overall)
+    if judged:
+        out.print(table("retrieval judged by the judge (judged/: its grades, not labels)",
+                        ("metric", "candidates", "95% CI", "n", "context", "95% CI", "n"),
+                        [(name, *format_summary(overall.get(f"judged/candidates/{name}")),
+                          *format_summary(overall.get(f"judged/context/{name}"))) for name in judged]))
     out.print(table("other measures (lexical/: string match, no judge)", ("metric", "mean", "95% CI", "n"),
                     [(name, *format_summary(overall[name])) for name in other_names(overall)]))
     out.print(INTERVALS)

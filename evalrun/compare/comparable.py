@@ -51,6 +51,25 @@ def _rejudged(base: Run, new: Run) -> str | None:
     return None
 
 
+def judged_difference(base: Run, new: Run) -> str | None:
+    """Return the line saying how the runs' judged retrieval (--judge-retrieval) differs, or None: graded in one
+    run only, to another depth, or under another guideline text (the judged/ rows then compare unlike grades)."""
+    b, n = (run.summary.judged_retrieval if run.summary is not None else None for run in (base, new))
+    if b is None and n is None:
+        return None
+    if b is None or n is None:
+        return (f"retrieval was judged in {'NEW' if b is None else 'BASE'} only (--judge-retrieval): no judged/ row "
+                f"can be compared")
+    found = []
+    if b.k != n.k:
+        found.append(f"the top {b.k} vs {n.k} candidates graded")
+    if b.guideline_versions != n.guideline_versions:
+        found.append("another relevance guideline text")
+    if b.model != n.model:
+        found.append(f"judge model {b.model} vs {n.model}")
+    return f"judged/ rows compare grades made differently: {'; '.join(found)}" if found else None
+
+
 def _diagnostic(run: Run) -> bool:
     return run.manifest.diagnostic or run.manifest.settings.oracle_context
 
@@ -87,8 +106,9 @@ def check_comparable(base: Run, new: Run) -> Comparability:
         result.warnings.append(rejudged)
     elif b.judge.get("model") != n.judge.get("model"):
         differs.append(f"judge model {b.judge.get('model')} vs {n.judge.get('model')}")
+    # the grading prompts of --judge-retrieval concern the judged/ rows only: `judged_difference` says those
     changed = sorted(k for k in set(b.prompt_versions) | set(n.prompt_versions)
-                     if b.prompt_versions.get(k) != n.prompt_versions.get(k))
+                     if b.prompt_versions.get(k) != n.prompt_versions.get(k) and not k.startswith("ret_grade/"))
     if changed and not rejudged:
         differs.append(f"prompt versions of {', '.join(changed)}")
     if b.settings.precision_denominator != n.settings.precision_denominator:
@@ -96,6 +116,8 @@ def check_comparable(base: Run, new: Run) -> Comparability:
                        f"{n.settings.precision_denominator}")
     if b.settings.exclude_errors != n.settings.exclude_errors:
         differs.append("--exclude-errors in one run only")
+    if judged := judged_difference(base, new):
+        result.warnings.append(judged)
     if scope := scope_difference(base, new):
         differs.append(scope)
     for side, run in (("BASE", base), ("NEW", new)):

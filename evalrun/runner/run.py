@@ -34,6 +34,7 @@ from curate import (
     now,
     parse_ref,
     progress,
+    resolve_judge,
     writing,
 )
 from evalrun.records import (
@@ -66,7 +67,9 @@ from evalrun.runner.targets import (
 from evalrun.runner.trace_log import TraceLog
 from evalrun.scope_records import TargetScope
 from evalrun.scoring import score_run
-from evalrun.scoring.generation import configured_judge
+from evalrun.scoring.generation import configured_judge, no_judge_reason
+from evalrun.scoring.judged_retrieval import rough_estimate
+from evalrun.scoring.retrieval_prompts import RETRIEVAL
 from evalrun.scoring.generation_prompts import GENERATION
 from evalrun.scoring.scope import ScopeCheck, target_note
 
@@ -183,7 +186,8 @@ def _manifest(workspace: Workspace, ref: str, release: ReleaseManifest, descript
             pass
     judge = configured_judge(workspace, settings.no_judge)
     return RunManifest(dataset=release.name, version=release.version, content_sha256=release.content_sha256,
-                       judge=judge, prompt_versions=GENERATION.versions(), ref=ref, kb_snapshot=release.kb_snapshot,
+                       judge=judge, prompt_versions=GENERATION.versions() | (
+                           RETRIEVAL.versions() if settings.judge_retrieval else {}), ref=ref, kb_snapshot=release.kb_snapshot,
                        target=description, target_scope=target_scope, diagnostic=settings.oracle_context,
                        settings=settings,
                        leakage_gate=gate, packages=versions, started_at=now())
@@ -209,6 +213,44 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
                                    ("--exclude-errors", settings.exclude_errors),
                                    ("--no-judge", settings.no_judge)) if on]
     return shlex.join([*args, "--workspace", str(workspace.root)])
+
+
+def _check_budget(workspace: Workspace, settings: RunSettings) -> None:
+    """Refuse, before anything runs, a budget in USD the judge's model has no price for (it could not hold)."""
+    if settings.budget_usd is None or settings.no_judge:
+        return
+    try:
+        config = resolve_judge(workspace)
+    except InputError:
+        return   # no judge configured: scoring says so, and nothing is spent
+    if config.prices.get(config.model) is None:
+        raise InputError(f"--budget is in USD, and judge model {config.model!r} has no price: set [judge.prices] in "
+                         f"curate.toml, or give --budget-tokens", field="budget")
+
+
+def _say_grading_cost(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem],
+                      settings: RunSettings) -> None:
+    """Say, before the system is called, what grading its retrieved chunks will cost at most (--judge-retrieval),
+    and whether the budget will stop it part way."""
+    if not settings.judge_retrieval or settings.no_judge:
+        return
+    config, reason = no_judge_reason(workspace, False)
+    if config is None:
+        print(f"evalrun: warning: --judge-retrieval, but {reason}: the judged/ metrics will be unscored",
+              file=sys.stderr, flush=True)
+        return
+    texts = [c.text for c in SnapshotStore(workspace).chunks(release.kb_snapshot)] if release.kb_snapshot else []
+    found = rough_estimate(items, texts, settings.judge_retrieval_k or max(settings.ks), workspace, config)
+    cost = f", at most ${found.usd_most:,.2f}" if found.usd_most is not None else ""
+    print(f"evalrun: grading retrieved chunks (--judge-retrieval) will ask about {found.requests:,} requests, about "
+          f"{found.prompt_tokens:,} prompt tokens and at most {found.answer_tokens_most:,} answer tokens{cost} "
+          f"(before the cache; said exactly before grading)", file=sys.stderr, flush=True)
+    tokens = found.prompt_tokens + found.answer_tokens_most
+    over = ((settings.budget_tokens is not None and tokens > settings.budget_tokens)
+            or (settings.budget_usd is not None and found.usd_most is not None and found.usd_most > settings.budget_usd))
+    if over:
+        print("evalrun: warning: that is more than the judge budget: grading stops where the budget would be "
+              "exceeded, and the items left are unscored with the reason", file=sys.stderr, flush=True)
 
 
 def _call_target(call: Target, todo: list[EvalItem], settings: RunSettings, log: TraceLog) -> None:
@@ -309,6 +351,7 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
     elif target is not None:
         call = (http_target(target, settings.timeout, settings.max_response_bytes)
                 if target.startswith(("http://", "https://")) else python_target(target, settings.oracle_context))
+    _check_budget(workspace, settings)
     if folder.exists() and not resume and any(folder.iterdir()):
         raise CurateError(f"run folder {folder} is not empty: pass --resume to finish it, or another --out")
     folder.mkdir(parents=True, exist_ok=True)
@@ -342,6 +385,8 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
                       gate, target_scope).write(manifest_path)
         log = TraceLog(folder / TRACES)
         todo = [i for i in items if i.id not in read_traces(log.path)]
+        if todo and not (resume and manifest_path.exists()):
+            _say_grading_cost(workspace, release, items, settings)
         done, scoring = len(items) - len(todo), False
         try:
             with _sigterm_stops_cleanly():

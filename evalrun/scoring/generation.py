@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 
 from curate import (
+    Budget,
     CurateError,
     EvalItem,
     InputError,
@@ -347,14 +348,22 @@ def _no_judge(workspace: Workspace, no_judge: bool, given: JudgeConfig | None = 
     return config, reason, "unreachable" if reason else None
 
 
+def no_judge_reason(workspace: Workspace, no_judge: bool, given: JudgeConfig | None = None
+                    ) -> tuple[JudgeConfig | None, str | None]:
+    """Return (the judge's settings, None), or (None, why no judge can be asked)."""
+    config, reason, _ = _no_judge(workspace, no_judge, given)
+    return (None, reason) if reason else (config, None)
+
+
 def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[EvalItem],
                  answered: dict[str, Trace], chunk_texts: dict[str, str], evidence_in_context: set[str],
                  repeats: int = 1, problems: Counter | None = None, no_judge: bool = False,
-                 given: JudgeConfig | None = None) -> JudgeReport:
+                 given: JudgeConfig | None = None, budget: Budget | None = None) -> JudgeReport:
     """Score the generation layer through the workspace's judge into `rows` (by item id) for the
     traces that have an answer; return what the judge did, or why it could not (`no_judge`: none is
     asked). `problems` counts, by kind, the items whose rows got a problem (a judge usage that is no
-    token count; `given`: the judge to ask, whatever is configured)."""
+    token count; `given`: the judge to ask, whatever is configured; `budget`: the run's judge budget, shared
+    with the retrieval grading)."""
     config, reason, absent = _no_judge(workspace, no_judge, given)
     if reason is not None:
         for item in items:
@@ -363,7 +372,7 @@ def score_judged(workspace: Workspace, rows: dict[str, ItemScores], items: list[
                 for name in METRICS:
                     rows[item.id].unscored[name] = reason
         return JudgeReport(status=f"unscored: {reason}", absent=absent, prompt_versions=GENERATION.versions())
-    judge = Judge(config, workspace.root / "cache" / "judge")
+    judge = Judge(config, workspace.root / "cache" / "judge", budget=budget)
     scored = score_generation({i.id: i for i in items}, answered, chunk_texts, judge, evidence_in_context, repeats)
     for item_id, result in scored.items():
         row = rows[item_id]

@@ -26,20 +26,25 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from curate import (
+    Budget,
     CurateError,
     EvalItem,
     InputError,
+    Judge,
     JudgeConfig,
+    RETRIEVAL_GRADES,
     ReleaseManifest,
     Releases,
     SnapshotStore,
     Workspace,
     atomic_write_bytes,
+    atomic_write_jsonl,
     item_groups,
     jsonl_bytes,
     load_release,
@@ -47,9 +52,11 @@ from curate import (
 )
 from evalrun.metrics import retrieval_metrics
 from evalrun.records import (
+    JUDGE_SPEND,
     SCORES,
     SUMMARY,
     ItemScores,
+    JudgeSpend,
     RunSummary,
     Trace,
     TraceRecord,
@@ -59,7 +66,8 @@ from evalrun.records import (
     unknown_keys,
 )
 from evalrun.scoring.generation import METRICS as GENERATION
-from evalrun.scoring.generation import ChunkIds, configured_judge, score_judged
+from evalrun.scoring.generation import ChunkIds, configured_judge, no_judge_reason, score_judged
+from evalrun.scoring.judged_retrieval import RetrievalInputs, grade_run
 from evalrun.scoring.lexical import METRICS as LEXICAL
 from evalrun.scoring.lexical import lexical_miss, lexical_scores
 from evalrun.scoring.refusal import refusal_of
@@ -146,6 +154,7 @@ class _Scorer:
         self.groups: dict[str, dict] = {}
         self.runs: dict[str, dict[str, list[str]]] = {layer: {} for layer in LAYERS}
         self.no_layer: dict[str, dict[str, str]] = {layer: {} for layer in LAYERS}
+        self.layers: dict[str, dict[str, list[str] | None]] = {}   # answerable items: their layers as scored
         self.problems: Counter = Counter()
         self.examples: dict[str, str] = {}   # kind -> the first item's problem, in full
         for item in items:
@@ -202,6 +211,7 @@ class _Scorer:
         no_context = TREC_RUN if trec else NO_CONTEXT
         refusal = None if trec else ("" if failure else refusal_of(trace, item.language))
         if item.answerable:
+            self.layers[item.id] = layers
             self._retrieval(item, row, layers, {"candidates": NO_CANDIDATES, "context": no_context})
             if refusal:
                 row.attribution.append("false_refusal")
@@ -288,6 +298,32 @@ class _Scorer:
                     for metric in RETRIEVAL:
                         self.rows[item_id].unscored[f"{layer}/{metric}@{k}"] = reason
 
+    def retrieval_inputs(self, chunk_texts: dict[str, str]) -> RetrievalInputs:
+        """Return what grading the retrieved chunks needs (`evalrun.scoring.judged_retrieval`)."""
+        unusable: dict[str, dict[str, str]] = {}
+        for item_id, row in self.rows.items():
+            if row.scope is not None:
+                found = {c: f"not usable for the asker: stale ({layer})" for layer, ids in row.scope.stale.items()
+                         for c in ids}
+                found.update({c: f"not usable for the asker: permission leak ({layer})"
+                              for layer, ids in row.scope.leaked.items() for c in ids})
+                if found:
+                    unusable[item_id] = found
+        labels = {}
+        for item_id, grades in self.qrels.items():
+            labelled: dict[str, int] = {}
+            for chunk_id, groups in self.groups[item_id].items():
+                for group in (groups,) if isinstance(groups, str) else groups:
+                    labelled[chunk_id] = max(labelled.get(chunk_id, 0), grades.get(group, 0))
+            labels[item_id] = labelled
+        texts = dict(chunk_texts)
+        for trace in self.traces.values():   # a chunk the snapshot lacks, graded by the text the trace gave
+            for passage in (trace.candidates or []) + (trace.context or []):
+                if passage.text and passage.chunk_id not in texts:
+                    texts[passage.chunk_id] = passage.text
+        return RetrievalInputs(items=list(self.usable.values()), layers=self.layers, unusable=unusable,
+                               labels=labels, texts=texts)
+
     def attribute_lexically(self, items: list[EvalItem]) -> None:
         """Attribute generation_miss by string match where no judge decided whether the answer is correct:
         an answered item whose evidence all reached the context, and whose answer holds no accepted answer
@@ -336,6 +372,32 @@ class _Scorer:
                 row.unscored[name] = reason
 
 
+def _budget(settings, folder: Path) -> Budget | None:
+    """Return the run's judge budget (None without one), starting from what the run already spent."""
+    if settings.budget_usd is None and settings.budget_tokens is None:
+        return None
+    path = folder / JUDGE_SPEND
+    spent = JudgeSpend.read(path) if path.exists() else JudgeSpend()
+    return Budget(usd=settings.budget_usd, tokens=settings.budget_tokens, spent_tokens=spent.tokens,
+                  spent_usd=spent.usd, on_spend=lambda b: JudgeSpend(tokens=b.spent_tokens, usd=b.spent_usd).write(path))
+
+
+def _grade_retrieval(workspace: Workspace, folder: Path, scorer: _Scorer, chunk_texts: dict[str, str],
+                     manifest, budget: Budget | None, given: JudgeConfig | None):
+    """Grade the run's retrieved chunks through the judge (--judge-retrieval) into the scorer's rows; write
+    retrieval_grades.jsonl; return the summary's judged retrieval section."""
+    config, reason = no_judge_reason(workspace, manifest.settings.no_judge, given)
+    judge = None if reason else Judge(config, workspace.root / "cache" / "judge", budget=budget)
+    section, lines = grade_run(judge, reason, scorer.retrieval_inputs(chunk_texts), scorer.rows, manifest.settings,
+                               manifest.kb_snapshot, workspace, say=_say)
+    atomic_write_jsonl(Path(folder) / RETRIEVAL_GRADES, [line.model_dump(mode="json") for line in lines])
+    return section
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a run is scored, as it was before when it ends.
@@ -382,9 +444,14 @@ def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifes
     scorer.score_layers()
     chunk_texts = {c.chunk_id: c.text for c in snapshot_chunks}
     usable = [scorer.usable[i.id] for i in items]   # what each asker may use at its moment
+    settings = manifest.settings
+    budget = _budget(settings, Path(folder))
+    judged_retrieval = None
+    if settings.judge_retrieval:
+        judged_retrieval = _grade_retrieval(workspace, folder, scorer, chunk_texts, manifest, budget, given)
     judge = score_judged(workspace, scorer.rows, usable, scorer.answered, chunk_texts, scorer.evidence_in_context,
-                         manifest.settings.judge_repeats, problems=scorer.problems,
-                         no_judge=manifest.settings.no_judge, given=given)
+                         settings.judge_repeats, problems=scorer.problems,
+                         no_judge=settings.no_judge, given=given, budget=budget)
     for item in usable:
         row = scorer.rows[item.id]
         if not item.answerable or not (row.failed or item.id in scorer.refused):
@@ -407,6 +474,7 @@ def _score_run(workspace: Workspace, folder: Path, release: tuple[ReleaseManifes
     summary = summarize(ordered, items, scorer.traces, manifest, scorer.problems, failed_ms, warmup)
     summary.problem_examples = {kind: scorer.examples[kind] for kind in summary.problems if kind in scorer.examples}
     summary.judge = judge
+    summary.judged_retrieval = judged_retrieval
     summary.layers["generation"] = judge.status
     summary.scope = scope.summary(ordered, items, manifest.target_scope)
     atomic_write_bytes(Path(folder) / SCORES, jsonl_bytes(r.model_dump(mode="json", exclude_none=True)

@@ -40,12 +40,12 @@ def smollm2_gguf() -> Path:
 class LlamaServer:
     """llama.cpp's HTTP server with SmolLM2, on 127.0.0.1 and a free port; stops when closed."""
 
-    def __init__(self, parallel: int = 4):
+    def __init__(self, parallel: int = 4, context: int = 2048):
         import xllamacpp
         params = xllamacpp.CommonParams()
         params.model.path = str(smollm2_gguf())
         params.port = self.port = free_port()
-        params.n_ctx = 2048 * parallel  # the context is shared by the slots: 2,048 tokens each
+        params.n_ctx = context * parallel  # the context is shared by the slots: `context` tokens each
         params.n_parallel = parallel
         params.cpuparams.n_threads = 2
         self._server = xllamacpp.Server(params)

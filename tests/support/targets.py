@@ -65,3 +65,9 @@ def answering(question: str) -> dict:
         return {"candidates": [DISTRACTOR], "context": [], "answer": None, "refused": True}
     return {"candidates": gold + [DISTRACTOR], "context": [] if question in CUT else gold,
             "answer": ANSWERS.get(question, "an answer")}
+
+
+def retrieving(question: str) -> dict:
+    """Retrieves as `perfect` does and declines to answer: nothing for a generation judge to judge."""
+    found = perfect(question)
+    return {**found, "answer": None, "refused": True}
