@@ -16,6 +16,7 @@ from curate.records import EvalItem
 from curate.annotate.markdown import markdown_escape
 from curate.annotate.marks import RecordScope, scope_text
 from curate.annotate.pool import Candidate
+from curate.annotate.suggestions import JudgeGrade, judge_agent, judge_slots
 from curate.dataset.asker import asker_label
 
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
@@ -93,10 +94,13 @@ def parse_key_points(text: str) -> list[tuple[str, list[int]]]:
 
 
 def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[str, str]], origin: str,
-           scope: RecordScope | None = None):
+           scope: RecordScope | None = None, judged: dict[str, JudgeGrade] | None = None):
     """Return the Argilla record of an item: its fields, its metadata and the labels it already has as
     suggestions (`texts` maps chunk id -> (title, text)). With `scope`, who asks and when, and a mark
-    on each candidate the asker may not use at that moment, saying why."""
+    on each candidate the asker may not use at that moment, saying why. With `judged` (chunk id -> the
+    judge's grade), each graded candidate shows the judge's line above its text, and the judge's grade
+    is the suggestion of every slot without a person's label (`judge_slots`)."""
+    judged = judged or {}
     import argilla as rg
     slots = [c.chunk_id for c in candidates]
     fields = {"question": item.question}
@@ -112,9 +116,12 @@ def record(item: EvalItem, candidates: list[Candidate], texts: dict[str, tuple[s
         code = f"`{candidate.chunk_id}`" if "`" not in candidate.chunk_id else markdown_escape(candidate.chunk_id)
         heading = f"**{markdown_escape(title)}** · {code}" if title.strip() else code
         marked = f"{marks[candidate.chunk_id]}\n\n" if candidate.chunk_id in marks else ""
-        fields[f"chunk_{n}"] = f"{heading}\n\n{marked}{text}"
+        judge = f"> {judged[candidate.chunk_id].line()}\n\n" if candidate.chunk_id in judged else ""
+        fields[f"chunk_{n}"] = f"{heading}\n\n{marked}{judge}{text}"
     suggestions = [rg.Suggestion(question_name=f"relevance_{n}", value=c.grade, agent=origin)
                    for n, c in enumerate(candidates, start=1) if c.grade is not None]
+    suggestions += [rg.Suggestion(question_name=f"relevance_{s.slot}", value=s.grade,
+                                  agent=judge_agent(s.judge_model)) for s in judge_slots(candidates, judged)]
     suggestions.append(rg.Suggestion(question_name="answerable", value=ANSWERABLE if item.answerable else UNANSWERABLE,
                                      agent=origin))
     if item.key_points:

@@ -1,11 +1,12 @@
 """The candidate pool an annotator grades for one question: its labelled evidence, the chunks
-production retrieved when it failed on the question (`curate add-failures`), the top of BM25
-retrieval over the KB, and near-miss neighbours of the evidence (chunks that read like it), one
-chunk per duplicate group, at most `pool_k`."""
+production retrieved when it failed on the question (`curate add-failures`), the chunks the judge
+put forward (`annotate push --suggest-from`: possibly missing evidence, or on an item with no labelled
+evidence what it graded 2 then 1), the top of BM25 retrieval over the KB, and near-miss neighbours
+of the evidence (chunks that read like it), one chunk per duplicate group, at most `pool_k`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from curate.index.kb_index import KBIndex
@@ -19,7 +20,7 @@ class Candidate:
     """One chunk shown for grading, why it is there, and the grade already known for it."""
 
     chunk_id: str
-    origin: str               # "evidence", "retrieved" (by production), "bm25" or "near_miss"
+    origin: str               # "evidence", "retrieved" (by production), "judged", "bm25" or "near_miss"
     grade: int | None = None  # the item's current grade for this chunk, if labelled
 
 
@@ -29,8 +30,11 @@ def _near_misses(index: KBIndex, position: int, skip: set[int]) -> list[int]:
     return [p for p, _ in found if p not in skip][:NEAR_MISSES_PER_EVIDENCE]
 
 
-def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8) -> dict[str, list[Candidate]]:
-    """Return each item's candidates: evidence first, then BM25 results and near misses in turn."""
+def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8,
+                    judged: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[Candidate]]:
+    """Return each item's candidates: evidence first, then what production retrieved, then the chunks
+    `judged` puts forward for it (item id -> chunk ids, in order), then BM25 results and near misses in
+    turn."""
     copies = index.copies
     retrieved, scores = index.bm25.search([i.question for i in items], k=pool_k) if items else ([], [])
     pools: dict[str, list[Candidate]] = {}
@@ -55,6 +59,9 @@ def candidate_pools(index: KBIndex, items: Sequence[EvalItem], pool_k: int = 8) 
             for chunk_id in item.production.retrieved[:max(1, pool_k // 2)]:
                 if chunk_id in index.position:
                     add(chunk_id, "retrieved")
+        for chunk_id in (judged or {}).get(item.id, ()):
+            if chunk_id in index.position:
+                add(chunk_id, "judged")
         skip = set(evidence_positions)
         near = [p for position in evidence_positions for p in _near_misses(index, position, skip)]
         bm25 = [int(p) for p, s in zip(retrieved[row], scores[row]) if s > 0]

@@ -4,6 +4,8 @@ agree (or an adjudication settles it), with agreement reported; and progress per
 A dataset's items may live in several Argilla datasets (`PushedItem.argilla_dataset`, None for the
 main one, `state.argilla.dataset`); pull and status read every one of them. Disputes go to the
 adjudication dataset (`curate.annotate.adjudication`), whose answers settle them on a later pull.
+Where a push suggested the judge's grades (`--suggest-from`), the pull sets every submitted grade of
+those slots against the judge's and keeps them in datasets/NAME/judge_suggestions.json.
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ from curate.annotate.agreement import krippendorff_alpha, pairwise
 from curate.annotate.apply import Applied, apply_answers, disputes, merged_answer
 from curate.annotate.form import Answer, annotation_digest, answers_of
 from curate.annotate.remote import argilla_errors, argilla_records
-from curate.annotate.state import connect, load_state, state_path
+from curate.annotate.state import connect, judge_suggestions_path, load_state, state_path
 from curate.dataset import DatasetStore, items_digest
 from curate.errors import CurateError, InputError
 from curate.index.kb_index import KBIndex
 from curate.progress import progress
-from curate.records import UNRELEASED_STATUSES, AnnotationCheck, AnnotationState, now
+from curate.records import (
+    UNRELEASED_STATUSES,
+    AnnotationCheck,
+    AnnotationState,
+    JudgeCheck,
+    JudgeSuggestionsPulled,
+    PushedItem,
+    now,
+)
 from curate.workspace import Workspace
 
 BULK = 500   # records argilla-server takes in one bulk update
@@ -39,6 +49,7 @@ class PullReport:
     open_disputes: dict[str, str] = field(default_factory=dict)   # item id -> what is disputed, after this pull
     adjudication_dataset: str | None = None                       # where they are adjudicated
     status_updates: int = 0                                       # Argilla records whose `status` metadata changed
+    judge: JudgeSuggestionsPulled | None = None                   # submitted grades of the judge's suggestions
 
 
 def argilla_datasets(state: AnnotationState) -> dict[str, set[str]]:
@@ -138,6 +149,9 @@ def pull(workspace: Workspace, *, dataset: str, api_url: str | None = None, adju
         index = KBIndex(workspace, meta.kb_snapshot)
         chunks = {c.chunk_id: c for c in index.chunks}
         report = PullReport()
+        judge_file = judge_suggestions_path(workspace, dataset)
+        if judge_file.exists() or any(p.judge for p in state.items.values()):
+            report.judge = JudgeSuggestionsPulled()
         relevance_units: dict = {}
         answerability: dict = {}
         disputed: dict[str, tuple[list[Answer], list[str]]] = {}   # open disputes: answers, what differs
@@ -152,6 +166,8 @@ def pull(workspace: Workspace, *, dataset: str, api_url: str | None = None, adju
                     relevance_units.setdefault((item_id, n), {})[answer.user] = answer.grade(n)
                 if answer.answerable is not None:
                     answerability.setdefault(item_id, {})[answer.user] = answer.answerable
+            if report.judge is not None and pushed.judge and answers:
+                report.judge.items[item_id] = judge_checks(pushed, answers)
             if len(answers) < needed:
                 report.pending += 1
                 continue
@@ -191,6 +207,8 @@ def pull(workspace: Workspace, *, dataset: str, api_url: str | None = None, adju
             conflict_items=sorted(report.conflicts), agreement=report.agreement)
         store.save(meta, items)
         state.write(state_path(workspace, dataset))
+        if report.judge is not None:
+            report.judge.write(judge_file)
         adjudication.write(adj.adjudication_path(workspace, dataset))
 
         # Argilla follows the local outcome: records show their item's status, disputes wait for a reviewer.
@@ -206,6 +224,19 @@ def pull(workspace: Workspace, *, dataset: str, api_url: str | None = None, adju
                 _sync_adjudication_status(client, adjudication_target, adjudication_records, adjudication, disputed)
         adjudication.write(adj.adjudication_path(workspace, dataset))
         return report
+
+
+def judge_checks(pushed: PushedItem, answers: list[Answer]) -> list[JudgeCheck]:
+    """Return each annotator's submitted grade of every slot whose suggestion was the judge's grade.
+
+    >>> from curate.records import JudgeSuggestion
+    >>> pushed = PushedItem(slots=["a", "b"], digest="d", pushed_at="t",
+    ...                     judge=[JudgeSuggestion(slot=2, chunk_id="b", grade=2, judge_model="m")])
+    >>> [(c.chunk_id, c.judge_grade, c.person_grade) for c in judge_checks(pushed, [Answer("ann", {1: 2, 2: 0})])]
+    [('b', 2, 0)]
+    """
+    return [JudgeCheck(slot=s.slot, chunk_id=s.chunk_id, judge_grade=s.grade, person_grade=answer.grade(s.slot),
+                       user=answer.user, judge_model=s.judge_model) for answer in answers for s in pushed.judge]
 
 
 def _sync_status(client, records: dict[str, tuple[object, dict]], by_id: dict) -> int:

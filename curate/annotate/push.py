@@ -6,7 +6,9 @@ pool of `pool_k` candidates go to the main dataset, items with N < pool_k candid
 `NAME-kN` (`NAME-k0`: answerability questions only). Every push can be retried to completion: a
 half-made dataset is rebuilt (see `curate.annotate.remote`), records are upserted by item id (an
 annotator's responses stay), and the local state is written after every batch, so a push killed
-at any point is finished by the next one.
+at any point is finished by the next one. `--suggest-from RUN` shows a run's judge grades as
+suggestions (see `curate.annotate.suggestions`); later pushes keep showing them until
+`--no-suggestions`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ from curate.annotate.marks import RecordScope
 from curate.annotate.pool import Candidate, candidate_pools, keep_slots
 from curate.annotate.remote import argilla_errors, delete_records, ensure_dataset, remote_records
 from curate.annotate.state import argilla_sdk, connect, load_state, state_path
+from curate.annotate.suggestions import (
+    JudgeGrade,
+    RunSuggestions,
+    SuggestionsReport,
+    drop_stale_suggestions,
+    judge_slots,
+    read_suggestions,
+)
 from curate.dataset import DatasetStore
 from curate.dataset.asker import names_scope, scope_index
 from curate.errors import CurateError, InputError
@@ -179,6 +189,8 @@ class PushReport:
     scoped: bool = False                                    # records show who asks and when, and marks
     without_scope_field: list[str] = field(default_factory=list)  # datasets made before scope, with answers:
                                                             # marks on candidates, no `scope` field
+    judge: SuggestionsReport | None = None                  # the judge's grades shown (--suggest-from)
+    judge_dropped: int = 0                                  # earlier judge's suggestions removed from records
 
 
 def _log(target, records: list) -> None:
@@ -189,10 +201,16 @@ def _log(target, records: list) -> None:
 
 def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFAULT_STATUSES, pool_k: int = 8,
          min_submitted: int = 1, api_url: str | None = None, argilla_workspace: str = "curate",
-         argilla_dataset: str | None = None, only: set[str] | None = None) -> PushReport:
+         argilla_dataset: str | None = None, only: set[str] | None = None, suggest_from: Path | None = None,
+         no_suggestions: bool = False) -> PushReport:
     """Send items to Argilla (datasets created on first push, one per pool size); records are keyed by
     item id, so pushing again updates them and keeps every response; a push that was interrupted
-    is completed by the next one. `only`: push just these items (those of `statuses` among them)."""
+    is completed by the next one. `only`: push just these items (those of `statuses` among them).
+
+    `suggest_from`: a run folder whose judge grades (retrieval_grades.jsonl) are shown as suggestions
+    and whose judged chunks join the pools; later pushes keep using it until `no_suggestions`."""
+    if suggest_from is not None and no_suggestions:
+        raise InputError("give --suggest-from RUN or --no-suggestions, not both", field="suggest-from")
     if not 1 <= pool_k <= 50:
         raise InputError(f"must be 1 to 50 candidate slots, got {pool_k}", field="pool-k")
     if min_submitted < 1:
@@ -203,7 +221,10 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         meta, items = store.load(dataset)
         chosen = [i for i in items if i.status in statuses and (only is None or i.id in only)]
         state = load_state(workspace, dataset)
-        if not chosen:   # nothing is sent, and nothing recorded as pushed
+        if not chosen:   # nothing is sent, and nothing recorded as pushed (but later pushes show no judge)
+            if no_suggestions and state.judge_run is not None:
+                state.judge_run = None
+                state.write(state_path(workspace, dataset))
             return PushReport(dataset, state.argilla.dataset if state.argilla else dataset, 0, False,
                               workspace_guideline_version(workspace), statuses_here=Counter(i.status for i in items))
         path = state_path(workspace, dataset)
@@ -211,7 +232,11 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
             raise InputError(f"dataset '{dataset}' was pushed with --pool-k {state.pool_k}; Argilla's fields are "
                              f"fixed, so push with the same pool size", field="pool-k")
         index = KBIndex(workspace, meta.kb_snapshot)
-        pools = candidate_pools(index, chosen, pool_k)
+        run = None if no_suggestions else _judge_run(workspace, path, suggest_from, state.judge_run)
+        suggestions = None if run is None else read_suggestions(
+            run, kb_snapshot=meta.kb_snapshot, dataset=dataset, items=items, pushing={i.id for i in chosen},
+            known=index.position)
+        pools = candidate_pools(index, chosen, pool_k, judged=suggestions.joining if suggestions else None)
         pools = {item_id: keep_slots(pool, state.items[item_id].slots) if item_id in state.items else pool
                  for item_id, pool in pools.items()}
         texts = {c.chunk_id: (str(c.metadata.get("title") or ""), c.text) for c in index.chunks}
@@ -225,12 +250,19 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
         url = client.api_url
         held = _hold_answered_slots(client, url, state, chosen, pools, index)
         chosen = [i for i in chosen if i.id not in held]
+        judged: dict[str, dict[str, JudgeGrade]] = {}
+        if suggestions is not None:
+            suggestions.leave_out(held, "item not pushed (its answered candidates left the snapshot)")
+            judged = {i.id: suggestions.for_candidates(i.id, pools[i.id], index.copies) for i in chosen}
+        # judge's suggestions of an earlier push may sit on slots this push suggests nothing for
+        had_judge = state.judge_run is not None or any(p.judge for p in state.items.values())
         main = argilla_dataset or (state.argilla.dataset if state.argilla else None) or dataset
         groups: dict[str, list] = {}
         for item in sorted(chosen, key=lambda i: -len(pools[i.id])):
             groups.setdefault(dataset_name(main, len(pools[item.id]), pool_k), []).append(item)
         report = PushReport(dataset, main, len(chosen), False, version, Counter(len(pools[i.id]) for i in chosen),
-                            held=held, scoped=scope is not None)
+                            held=held, scoped=scope is not None,
+                            judge=_judge_report(workspace, run, suggestions, chosen, pools, judged, index.copies))
 
         claimed = _claimed_elsewhere(workspace, dataset, argilla_workspace)
         if clash := sorted(set(claimed).intersection(groups)):
@@ -239,6 +271,7 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                              field="argilla-workspace")
         state.argilla = ArgillaTarget(api_url=url, dataset=main, workspace=argilla_workspace)
         state.pool_k, state.guideline_version, state.min_submitted = pool_k, version, min_submitted
+        state.judge_run = None if run is None else _in_workspace(workspace, run)
         state.push_started = now()
         state.write(path)
         sending = False   # while a batch is on its way, this file may be older than Argilla
@@ -273,11 +306,16 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                     batch = members[start:start + BATCH]
                     sending = True
                     with argilla_errors(url, f"sending records to Argilla dataset '{name}'"):
-                        _log(target.dataset, [record(item, pools[item.id], texts, origin="curate", scope=shown)
-                                              for item in batch])
-                    _note_pushed(state, batch, pools, None if name == main else name, pushed_at, report)
+                        _log(target.dataset, [record(item, pools[item.id], texts, origin="curate", scope=shown,
+                                                     judged=judged.get(item.id)) for item in batch])
+                    _note_pushed(state, batch, pools, judged, None if name == main else name, pushed_at, report)
                     state.write(path)
                     sending = False
+                if had_judge or judged:
+                    with argilla_errors(url, f"removing the judge's earlier suggestions from '{name}'"):
+                        report.judge_dropped += drop_stale_suggestions(
+                            client, target.dataset.id, {m.id: _suggested(pools[m.id], judged.get(m.id, {}))
+                                                        for m in members})
             _remove_strays(client, space, url, state, main, set(claimed), report)
             with argilla_errors(url, "counting records"):
                 for name, target in targets.items():
@@ -287,6 +325,51 @@ def push(workspace: Workspace, *, dataset: str, statuses: tuple[str, ...] = DEFA
                 state.push_started = None
                 state.write(path)
         return report
+
+
+def _judge_run(workspace: Workspace, state_file: Path, suggest_from: Path | None, kept: str | None) -> Path | None:
+    """Return the run folder whose judge grades this push shows: `suggest_from`, else the one an earlier
+    push used (kept in the state; one line if it is gone), else None."""
+    if suggest_from is not None:
+        return Path(suggest_from).resolve()
+    if kept is None:
+        return None
+    run = workspace.root / kept   # an absolute path stays as it is
+    if not run.is_dir():
+        raise InputError(f"earlier pushes showed the judge's grades of {run}, which is gone: push with "
+                         f"--suggest-from RUN to show another run's, or --no-suggestions to drop them",
+                         file=str(state_file), field="judge_run")
+    return run
+
+
+def _in_workspace(workspace: Workspace, run: Path) -> str:
+    """Return a run folder as the state keeps it: relative to the workspace when inside it."""
+    root = workspace.root.resolve()
+    return run.relative_to(root).as_posix() if run.is_relative_to(root) else str(run)
+
+
+def _judge_report(workspace: Workspace, run: Path | None, suggestions: RunSuggestions | None, chosen: list,
+                  pools: dict, judged: dict, copies: dict[str, list[str]]) -> SuggestionsReport | None:
+    """Return what the push shows of the judge's grades (None without --suggest-from)."""
+    if run is None or suggestions is None:
+        return None
+    report = SuggestionsReport(_in_workspace(workspace, run), sorted(suggestions.models),
+                               skipped=Counter(suggestions.skipped))
+    for item in chosen:
+        shown, pool = judged.get(item.id, {}), pools[item.id]
+        report.items += bool(shown)
+        report.suggested += len(judge_slots(pool, shown))
+        report.under_people += sum(c.grade is not None for c in pool if c.chunk_id in shown)
+        report.joined += sum(c.origin == "judged" for c in pool)
+        # chunks graded but not shown (a copy shown in their place counts as shown)
+        covered = {c for chunk_id in shown for c in (chunk_id, *copies.get(chunk_id, []))}
+        report.not_shown += sum(1 for c in suggestions.grades.get(item.id, {}) if c not in covered)
+    return report
+
+
+def _suggested(pool: list[Candidate], shown: dict) -> set[str]:
+    """Return the questions a record's push suggests a grade for: a person's label, or the judge's."""
+    return {f"relevance_{n}" for n, c in enumerate(pool, start=1) if c.grade is not None or c.chunk_id in shown}
 
 
 def _record_scope(workspace: Workspace, index: KBIndex, items) -> RecordScope | None:
@@ -340,16 +423,18 @@ def _forget_rebuilt(state, name: str, members: list) -> None:
         del state.items[item_id]
 
 
-def _note_pushed(state, batch: list, pools: dict, argilla_dataset: str | None, pushed_at: str,
+def _note_pushed(state, batch: list, pools: dict, judged: dict, argilla_dataset: str | None, pushed_at: str,
                  report: PushReport) -> None:
-    """Record in the state the items of a batch that reached Argilla (dataset None: the main one)."""
+    """Record in the state the items of a batch that reached Argilla (dataset None: the main one), with the
+    slots whose suggestion was the judge's."""
     for item in batch:
         before = state.items.get(item.id)
         if before is not None and before.argilla_dataset != argilla_dataset:
             report.moved[item.id] = argilla_dataset or state.argilla.dataset
         state.items[item.id] = PushedItem(slots=[c.chunk_id for c in pools[item.id]], digest=annotation_digest(item),
                                           pushed_at=pushed_at, applied=before.applied if before else None,
-                                          argilla_dataset=argilla_dataset)
+                                          argilla_dataset=argilla_dataset,
+                                          judge=judge_slots(pools[item.id], judged.get(item.id, {})))
 
 
 def _claimed_elsewhere(workspace: Workspace, dataset: str, argilla_workspace: str) -> dict[str, str]:

@@ -85,13 +85,14 @@ class RemoteRecord:
     responses: int
 
 
-def argilla_records(client, dataset_id, page: int = PAGE) -> Iterator[dict]:
-    """Yield every record of an Argilla dataset as the API lists it (id, external_id, status, metadata,
-    responses), read over the API directly: SDK 2.8 crashes on a discarded response stored without values."""
+def argilla_records(client, dataset_id, page: int = PAGE, include: tuple[str, ...] = ("responses",)) -> Iterator[dict]:
+    """Yield every record of an Argilla dataset as the API lists it (id, external_id, status, metadata, and
+    what `include` names: responses, suggestions), read over the API directly: SDK 2.8 crashes on a
+    discarded response stored without values."""
     offset = 0
     while True:
         response = client.http_client.get(f"/api/v1/datasets/{dataset_id}/records",
-                                          params={"offset": offset, "limit": page, "include": ["responses"]})
+                                          params={"offset": offset, "limit": page, "include": list(include)})
         response.raise_for_status()
         batch = response.json()["items"]
         yield from batch

@@ -50,6 +50,11 @@ def state_path(workspace: Workspace, name: str) -> Path:
     return DatasetStore(workspace).folder(name) / "annotation.json"
 
 
+def judge_suggestions_path(workspace: Workspace, name: str) -> Path:
+    """Return where a pull keeps what annotators did with the judge's suggested grades."""
+    return DatasetStore(workspace).folder(name) / "judge_suggestions.json"
+
+
 def load_state(workspace: Workspace, name: str) -> AnnotationState:
     """Return what was pushed for a dataset: Argilla names, pool size, guideline, and per item its
     candidate chunks and the digest of its labels at push time."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import click
 
 from curate.annotate.pull import pull, status
 from curate.annotate.push import DEFAULT_STATUSES, push
+from curate.annotate.suggestions import SuggestionsReport
 from curate.cli import annotate_users
 from curate.cli.base import CommandGroup, workspace_of
 from curate.cli.display import console, table
@@ -51,13 +53,19 @@ def serve_command(ctx: click.Context, port: int, host: str, data_dir: Path | Non
 @click.option("--min-annotators", type=click.IntRange(min=1), default=1, show_default=True,
               help="Submitted answers a record needs before it is pulled.")
 @click.option("--argilla-workspace", default="curate", show_default=True)
+@click.option("--suggest-from", metavar="RUN", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Show the judge's grades of this evalrun run folder (its retrieval_grades.jsonl) as suggestions, "
+              "a person's label staying the suggestion where there is one; later pushes keep showing them.")
+@click.option("--no-suggestions", is_flag=True, help="Stop showing the judge's grades an earlier --suggest-from "
+              "brought (they are removed from the records pushed).")
 @API_URL
 @click.pass_context
 def push_command(ctx: click.Context, dataset: str, statuses: tuple[str, ...], pool_k: int, min_annotators: int,
-                 argilla_workspace: str, api_url: str | None) -> None:
+                 argilla_workspace: str, suggest_from: Path | None, no_suggestions: bool, api_url: str | None) -> None:
     """Send items with their candidate chunks to Argilla; pushing again updates, never duplicates."""
     report = push(workspace_of(ctx), dataset=dataset, statuses=statuses or DEFAULT_STATUSES, pool_k=pool_k,
-                  min_submitted=min_annotators, api_url=api_url, argilla_workspace=argilla_workspace)
+                  min_submitted=min_annotators, api_url=api_url, argilla_workspace=argilla_workspace,
+                  suggest_from=suggest_from, no_suggestions=no_suggestions)
     if not report.pushed:
         held = ", ".join(f"{n} {s}" for s, n in sorted(report.statuses_here.items())) or "none"
         click.echo(f"{dataset}: nothing to push: no item is in status {', '.join(statuses or DEFAULT_STATUSES)} "
@@ -78,10 +86,29 @@ def push_command(ctx: click.Context, dataset: str, statuses: tuple[str, ...], po
         click.echo(f"  {item_id}: its old record in '{old}' holds answers, so it was kept there")
     if report.scoped:
         click.echo("  records show who asks and when, and mark each candidate the asker may not use at that moment")
+    if report.judge is not None:
+        _echo_judge(report.judge)
+    if report.judge_dropped:
+        click.echo(f"  removed {report.judge_dropped} earlier judge's suggestions (their slots suggest nothing now)")
     for name in report.without_scope_field:
         click.echo(f"note: Argilla dataset '{name}' was made before scope and holds answers, so it cannot take the "
                    f"'Who asks, and when' field: its candidates carry the marks, its records not the asker line "
                    f"(push to another --argilla-workspace to show it)", err=True)
+
+
+def _echo_judge(judge: SuggestionsReport) -> None:
+    """Print what a push showed of the judge's grades, and every grade it could not use."""
+    models = ", ".join(judge.models) or "none"
+    click.echo(f"  judge's suggestions from {judge.run} (judge model {models}): {judge.items} items; "
+               f"{judge.suggested} candidates suggest the judge's grade, {judge.under_people} keep a person's label "
+               f"(the judge's grade in their text); {judge.joined} chunks joined the pools as judged")
+    if judge.not_shown:
+        click.echo(f"  {judge.not_shown} graded chunks are not among their item's candidates (a full pool, or an "
+                   f"answered record's kept candidates)")
+    skipped = sum(judge.skipped.values())
+    if skipped:
+        reasons = ", ".join(f"{why} {n}" for why, n in sorted(judge.skipped.items()) if n)
+        click.echo(f"  {skipped} grades skipped: {reasons}")
 
 
 @annotate.command("pull")
@@ -116,6 +143,17 @@ def pull_command(ctx: click.Context, dataset: str, adjudicator: str | None, api_
         out.print(table(f"needs adjudication{where}", ("item", "answers"), sorted(report.open_disputes.items())))
     if report.conflicts:
         out.print(table("left alone (changed locally after push)", ("item", "why"), sorted(report.conflicts.items())))
+    if report.judge is not None:
+        changed = report.judge.changed()
+        moves = Counter((c.judge_grade, c.person_grade) for _, c in changed)
+        said = ", ".join(f"judge {j} → person {p} on {n}" for (j, p), n in sorted(moves.items(), key=lambda m: -m[1]))
+        said = f" ({said})" if said else ""
+        out.print(f"judge's suggestions: {report.judge.kept()} kept, {len(changed)} changed{said}")
+        if changed:
+            out.print(table("grades annotators changed from the judge's suggestion",
+                            ("item", "candidate", "chunk", "judge", "person", "annotator"),
+                            [(item_id, c.slot, c.chunk_id, c.judge_grade, c.person_grade, c.user)
+                             for item_id, c in changed]))
 
 
 @annotate.command("status")
