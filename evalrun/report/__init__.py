@@ -1,10 +1,12 @@
 """evalrun report: one self-contained HTML file of a scored run (and, against a BASE run, of the
-comparison): the headline per layer, the retrieval funnel, subsets, attribution, latency and cost,
-what was not scored, provenance, and every item readable with its candidates, context, answer and
-the judge's verdicts. `write_report` is the one entry point; the modules:
+comparison): the headline per layer, retrieval judged by the judge, the retrieval funnel, subsets,
+attribution, latency and cost, what was not scored, provenance, and every item readable with its
+candidates, context, answer and the judge's verdicts. `write_report` is the one entry point; the modules:
 
 - `gather`: the run, its release and snapshot read, and the funnel and sections computed;
 - `items`: the items as one compact JSON document, texts capped and every cut counted;
+- `judged`: the judge's grades of retrieved chunks (--judge-retrieval) and the section they fill;
+- `comparison`: the comparison against BASE, as `evalrun compare` decided it;
 - `charts`: inline SVG charts drawn by matplotlib;
 - `render`: the Jinja2 templates filled and the file written atomically.
 """

@@ -1,8 +1,9 @@
 """The comparison part of a report (`evalrun report RUN --vs BASE`), led by the same verdict as
 `evalrun compare`: the verdict block, one card per primary row (BASE -> NEW, the change and its
 interval, coloured by whether it is significant and which way), the primary family as a forest plot,
-the primary rows in a table and the exploratory ones folded, the trade-offs, and the items that
-flipped on a 0/1 metric, named. Every number is formatted by `evalrun.numbers`, as in the terminal.
+the primary rows in a table and the exploratory ones folded (the rows of retrieval judged by the judge,
+judged/..., apart from the labelled ones), the trade-offs, and the items that flipped on a 0/1 metric,
+named. Every number is formatted by `evalrun.numbers`, as in the terminal.
 
 What is drawn here is read from the `Comparison` only; nothing is decided again.
 """
@@ -23,6 +24,7 @@ from evalrun.report import charts
 # Flipped items listed per metric; the others are counted and found with the item table's flip filter.
 MAX_FLIPS = 25
 QUESTION_SHOWN = 160   # characters of a question in the flips table (the item view shows all of it)
+JUDGED = "judged/"   # retrieval graded by the judge: listed apart from the labelled rows
 OUTCOME_CLASS = {"better": "better", "worse": "worse", "mixed": "mixed", "no detectable difference": "same",
                  "no verdict": "none"}
 
@@ -111,11 +113,16 @@ def table_cells(row: CompareRow) -> list[str]:
             numbers.p_value(adjusted), "better" if row.better else "worse" if row.worse else ""]
 
 
-def exploratory(comparison: Comparison) -> tuple[list[CompareRow], list[CompareRow]]:
+def judged(row: CompareRow) -> bool:
+    """Return whether a row is of retrieval judged by the judge (judged/...): its grades, not the labels."""
+    return row.metric.startswith(JUDGED)
+
+
+def exploratory(comparison: Comparison, graded: bool = False) -> tuple[list[CompareRow], list[CompareRow]]:
     """Return the exploratory rows the folded table shows at once (every "all" row, every significant
     subset) and the others (drawn by the page's script when asked: thousands of rows on a release with
-    many tags)."""
-    rows = [r for r in comparison.rows if not r.primary]
+    many tags); those of retrieval judged by the judge with `graded`, every other row without."""
+    rows = [r for r in comparison.rows if not r.primary and judged(r) == graded]
     return [r for r in rows if r.subset == "all" or r.significant], [r for r in rows if r.subset != "all" and
                                                                      not r.significant]
 
@@ -156,6 +163,8 @@ class FlipGroup:
 
 def _judge_said(flip: ItemFlip) -> str:
     if flip.judge_unstable is None:
+        if flip.metric.startswith(JUDGED):
+            return "not measured (the judge grades each chunk once)"
         return "not measured (--judge-repeats)" if flip.metric.startswith("generation/") else "no judge"
     return "yes: the judge flipped it too when asked again" if flip.judge_unstable else "no"
 
@@ -196,11 +205,14 @@ def comparison_context(comparison: Comparison | None, items: list[EvalItem]) -> 
         return None
     points, undrawn = forest_points(comparison)
     shown, extra = exploratory(comparison)
+    judged_shown, judged_extra = exploratory(comparison, graded=True)
     return {"c": comparison, "verdict": verdict_block(comparison), "cards": cards(comparison),
             "forest": charts.forest_chart(points), "undrawn": undrawn,
             "primary": [(r, table_cells(r), state_of(r)) for r in primary_rows(comparison)],
             "exploratory": [(r, table_cells(r), state_of(r)) for r in shown], "extra": len(extra),
             "extra_cells": [table_cells(r) for r in extra],
+            "judged": [(r, table_cells(r), state_of(r)) for r in judged_shown], "judged_extra": len(judged_extra),
+            "judged_extra_cells": [table_cells(r) for r in judged_extra],
             "trade_offs": trade_offs(comparison),
             "flips": flip_groups(comparison, {item.id: item for item in items}),
             "leaks": [line.strip() for line in leak_comparison_lines(comparison.scope)]}

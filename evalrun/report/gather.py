@@ -1,6 +1,7 @@
 """What a report shows, gathered from a scored run folder, its release and its KB snapshot: the
 headline per layer, the retrieval funnel per K, the subsets, what was not scored, the provenance,
-and (with a BASE run) the comparison of `evalrun compare`.
+the judge's grades of retrieved chunks (`evalrun.report.judged`), and (with a BASE run) the comparison
+of `evalrun compare`.
 
 The retrieval funnel counts, per cutoff K, the answerable items whose retrieval is scored (their
 relevant evidence groups R non-empty and anchored; items scored apart left out, as in every figure):
@@ -40,6 +41,7 @@ from evalrun.review.paired import judge_corrected
 from evalrun.review.records import read_reviews
 from evalrun.compare.comparison import Comparison, compare_runs
 from evalrun.records import ItemScores, Run, Trace, scored_run
+from evalrun.report.judged import JudgedInputs, read_grades
 from evalrun.scope_records import LAYERS
 from evalrun.scoring.scope import ScopeCheck
 from evalrun.scoring.score import layer_ids, readable_traces
@@ -86,6 +88,7 @@ class ReportInputs:
     base_traces: dict[str, Trace] = field(default_factory=dict)   # BASE's traces that read as traces
     base_chunks: dict[str, Chunk] = field(default_factory=dict)   # BASE's snapshot, when not NEW's
     calibration: Calibration | None = None   # what people's reviews say of the judge, when any were pulled
+    judged: JudgedInputs = field(default_factory=JudgedInputs)   # the judge's grades of retrieved chunks
 
     @cached_property
     def base_rows(self) -> dict[str, ItemScores]:
@@ -141,7 +144,7 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     calibration = calibrate_run(workspace, folder) if has_reviews(folder) else None
     return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, usable=usable,
                         base=base, comparison=comparison, base_traces=base_traces, base_chunks=base_chunks,
-                        calibration=calibration)
+                        calibration=calibration, judged=read_grades(folder, run.summary.judged_retrieval))
 
 
 def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, tuple[str, ...]]] | None:

@@ -20,7 +20,13 @@ Layout (short keys, empty fields left out):
   ``ak`` its asker and moment [asker groups (None: not named), role, as_of], ``sc`` what scope found:
   ``lk`` {layer: leaked chunks}, ``st`` {layer: stale chunks}, ``dc`` reasons it had no usable evidence,
   ``sa`` why its answer was taken as built on stale chunks, ``ur`` layers not reported (not checked),
-  ``ue`` its evidence the asker may not use at its moment [evidence id, reasons] (no gold mark).
+  ``ue`` its evidence the asker may not use at its moment [evidence id, reasons] (no gold mark);
+  what the judge graded of its retrieval (--judge-retrieval): ``jg`` [chunk, grade 0/1/2, reason, the
+  chunk with the same text graded for it or None], ``jn`` [chunk, why not graded], ``jm`` chunks that are
+  possibly missing evidence (graded 2, neither evidence nor a copy of it).
+
+``judged`` (a run made with --judge-retrieval): ``status`` ("scored", or why not), ``k`` (candidates graded
+per item) and ``problem`` (why the grades could not be read, None when they were).
 
 With a BASE run, ``base`` says which (``target``, ``folder``, ``note``), and each item BASE scored has
 ``b``: BASE's ``o``, ``x``, ``at``, ``u``, ``fa``, ``er``, ``ap``, ``ms``, ``tk``, ``usd`` as above, and
@@ -207,6 +213,9 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
         entry.update(end_to_end(row, trace))
         if item.asker_groups is not None or item.asker_role is not None or item.as_of is not None:
             entry["ak"] = [item.asker_groups, item.asker_role, item.as_of]
+        graded = inputs.judged.grades.get(item.id)
+        if graded is not None:
+            entry.update(judged_entry(graded, chunk, cuts))
         if row is not None:
             _scores(entry, row, position, values, metrics, reasons, attributions, chunk, cuts)
             if row.scope is not None:
@@ -229,6 +238,9 @@ def item_payload(inputs: ReportInputs) -> tuple[dict, Cuts]:
                 "reasons": reasons.values_list(),
                 "attributions": attributions.values_list(),
                 "fields": {name: table.values_list() for name, table in fields.items()}, "items": items}
+    section = inputs.run.summary.judged_retrieval
+    if section is not None:
+        document["judged"] = {"status": section.status, "k": section.k, "problem": inputs.judged.problem}
     if inputs.base is not None:
         document["base"] = {"target": inputs.base.manifest.target, "folder": str(inputs.base.folder),
                             "answer_cap": _cap_base_answers(items, cuts), "answer_budget": BASE_ANSWER_BUDGET,
@@ -254,6 +266,20 @@ def scope_entry(scope, chunk, cuts: Cuts) -> dict:
         found["ur"] = scope.unreported
     if scope.unusable:
         found["ue"] = [[u.evidence_id, u.reasons] for u in scope.unusable]
+    return found
+
+
+def judged_entry(graded, chunk, cuts: Cuts) -> dict:
+    """Return what the judge graded of one item's retrieval (``jg``, ``jn``, ``jm``: chunks as positions in
+    the chunk table), its reasons capped as the judge's other reasons are."""
+    found: dict = {}
+    if graded.grades:
+        found["jg"] = [[chunk(g.chunk_id), g.grade, capped(g.reason, "judge reason", cuts),
+                        None if g.copy_of is None else chunk(g.copy_of)] for g in graded.grades]
+    if graded.not_graded:
+        found["jn"] = [[chunk(c), capped(why, "problem", cuts)] for c, why in graded.not_graded.items()]
+    if graded.possibly_missing:
+        found["jm"] = [chunk(c) for c in graded.possibly_missing]
     return found
 
 

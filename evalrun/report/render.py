@@ -31,6 +31,7 @@ from evalrun.report.gather import (
     unscored_reasons,
 )
 from evalrun.report.items import CAPS, Cuts, item_payload
+from evalrun.report.judged import judged_panel
 from evalrun.scoring.summary import SCOPE_FIELDS, SUBSET_FIELDS
 
 TEMPLATES = resources.files("evalrun.report") / "templates"
@@ -192,8 +193,9 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
     metric = headline_metric(inputs)
     document, cuts = item_payload(inputs)
     comparison = comparison_context(inputs.comparison, inputs.items)
-    if comparison is not None:
-        document["explore"] = comparison.pop("extra_cells")   # drawn by the page's script when asked
+    if comparison is not None:   # drawn by the page's script when asked
+        document["explore"] = comparison.pop("extra_cells")
+        document["explore_judged"] = comparison.pop("judged_extra_cells")
     unknown_texts = sum(text is None for text in document["chunks"]["text"])
     retrieval = [(name, format_summary(overall.get(f"candidates/{name}")), format_summary(overall.get(f"context/{name}")),
                   summary.context_loss.get(name)) for name in retrieval_names(overall)]
@@ -210,6 +212,7 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
         "chunks": len(document["chunks"]["id"]), "unknown_texts": unknown_texts,
         "snapshot_problem": inputs.snapshot_problem, "comparison": comparison,
         "leaks": leak_panel(inputs), "max_leak_rows": MAX_LEAK_ROWS, "review": review_panel(inputs.calibration),
+        "judged": judged_panel(inputs.run.summary, inputs.judged, {item.id for item in inputs.items}),
         "corrected": [_corrected(d) for d in inputs.comparison.judge_corrected] if inputs.comparison else [],
         "headline_metric": metric, "data": packed(document), "numbers": numbers,
         "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),

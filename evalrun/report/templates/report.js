@@ -79,14 +79,19 @@
       flip.append(el("option", {value: key, text: `${metrics[m]} ${change}`}));
     });
     // The exploratory subset rows beyond those shown at once travel in the data (thousands on a release with many tags).
+    // Those of retrieval judged by the judge travel apart (data.explore_judged), drawn in their own table.
     const allRows = $("all-rows");
     if (allRows) allRows.addEventListener("change", () => {
-      const table = $("exploratory-table");
-      if (!table.querySelector("tr.extra")) {
-        table.tBodies[0].append(...(data.explore || []).map((cells) => el("tr", {class: `extra ${cells[10] || "same"}`},
-          cells.map((cell, k) => el("td", {class: k === 7 ? "ci" : k >= 2 && k <= 9 ? "num" : null}, cell)))));
+      for (const [id, rows] of [["exploratory-table", data.explore], ["judged-exploratory-table", data.explore_judged]]) {
+        const table = $(id);
+        if (!table) continue;
+        if (!table.dataset.drawn) {
+          table.dataset.drawn = "1";
+          table.tBodies[0].append(...(rows || []).map((cells) => el("tr", {class: `extra ${cells[10] || "same"}`},
+            cells.map((cell, k) => el("td", {class: k === 7 ? "ci" : k >= 2 && k <= 9 ? "num" : null}, cell)))));
+        }
+        table.classList.toggle("all", allRows.checked);
       }
-      table.classList.toggle("all", allRows.checked);
     });
 
     let shown = items, page = 0, sortKey = null, descending = false, open = null;
@@ -231,16 +236,48 @@
         opts.score !== null && opts.score !== undefined ? el("span", {class: "badge", text: `score ${Number(opts.score).toFixed(3)}`}) : null,
         leakedNow.has(c) ? el("span", {class: "badge leak", text: "LEAK: the asker may not see this"}) : null,
         staleNow.has(c) ? el("span", {class: "badge stale", text: "stale at the item's moment"}) : null,
+        opts.judged !== false && missingNow.has(c) ? el("span", {class: "badge missing", text: "possibly missing evidence"}) : null,
       ];
       const body = chunks.text[c] === null ? el("span", {class: "cut", text: "text unknown: neither the KB snapshot nor the trace has this chunk"})
         : text(chunks.text[c], item_lang);
       const classes = [gold !== null && gold !== undefined ? "gold" : "", opts.inContext === false ? "dropped" : ""].join(" ");
       return el("li", {class: classes}, el("details", {open: gold !== null && gold !== undefined},
         el("summary", {}, badges, el("code", {}, chunkId(c)), " ", el("span", {class: "na"}, plain(chunks.text[c]).slice(0, 80))),
-        el("div", {}, body)));
+        el("div", {}, body)), opts.judged === false ? null : judgedLine(c));
+    }
+    // The judge's grade of a chunk and its reason (--judge-retrieval), or why it has none; NEW's run only.
+    function judgedLine(c) {
+      const graded = gradedNow.get(c);
+      if (graded) {
+        const [grade, reason, copyOf] = graded;
+        return el("div", {class: "judge-grade"}, el("span", {class: `badge judged g${grade}`, text: `judge: ${grade}`}),
+          copyOf !== null && copyOf !== undefined ? el("span", {class: "na", text: `(same text as ${chunkId(copyOf)}, graded once) `}) : null,
+          reason === "" ? el("span", {class: "na", text: "no reason given"}) : text(reason, item_lang));
+      }
+      if (notGradedNow.has(c)) {
+        return el("div", {class: "judge-grade"}, el("span", {class: "badge", text: "not graded by the judge"}), text(notGradedNow.get(c)));
+      }
+      return null;
     }
     let item_lang = "en";
     let leakedNow = new Set(), staleNow = new Set();   // the opened item's leaked and stale chunks
+    let gradedNow = new Map(), notGradedNow = new Map(), missingNow = new Set();   // what the judge graded of it
+    const judged = data.judged || null;
+    function judgedNotes(item) {
+      gradedNow = new Map((item.jg || []).map(([c, ...rest]) => [c, rest]));
+      notGradedNow = new Map((item.jn || []).map(([c, why]) => [c, why]));
+      missingNow = new Set(item.jm || []);
+      if (!judged || item.c === undefined) return [];
+      if (judged.problem) return [el("p", {class: "notice judged-problem"}, `The judge's grades could not be read: ${judged.problem}.`)];
+      const out = [];
+      if (item.jg || item.jn) {
+        out.push(el("p", {class: "hint"}, `Retrieval judged (--judge-retrieval): the judge graded the top ${judged.k} candidates and the context 0/1/2, each grade and reason beside its chunk.`));
+      }
+      if (item.jm) {
+        out.push(el("p", {class: "notice"}, `Possibly missing evidence: ${item.jm.map(chunkId).join(", ")} graded 2 by the judge, neither evidence nor a copy of it.`));
+      }
+      return out;
+    }
     const layerList = (byLayer) => Object.entries(byLayer).map(([layer, cs]) => `${layer}: ${cs.map(chunkId).join(", ")}`).join("; ");
     function scopeNotes(item) {
       const sc = item.sc || {}, out = [];
@@ -269,6 +306,7 @@
       const f = fieldNames.slice(0, 4).map((name, k) => el("span", {class: "badge", text: `${name}: ${fields[name][item.f[k]]}`}));
       (item.tg || []).forEach((t) => f.push(el("span", {class: "badge", text: `tag: ${fields.tag[t]}`})));
       const scope = scopeNotes(item);   // a leak is said before anything else of the item
+      const graded = judgedNotes(item);   // before any chunk is drawn: the chunks read the judge's grades
       out.push(...scope.filter((node) => node.classList.contains("bad")));
       out.push(el("h4", {}, "Question ", el("code", {}, item.id)), el("p", {lang: item.l}, text(item.q, item.l)),
                el("p", {}, f, item.a ? "answerable" : el("strong", {text: "unanswerable"})));
@@ -307,6 +345,7 @@
       }
       if (item.rv) right.push(el("h4", {text: "Answer relevance (judge)"}), el("p", {}, verdictText(item.rv)));
       out.push(el("div", {class: "cols"}, el("div", {}, left), el("div", {}, right)));
+      out.push(...graded);
       if (item.c !== undefined) {
         const context = item.x === null ? null : new Set((item.x || []).map(([c]) => c));
         if (item.c === null) {
@@ -362,7 +401,7 @@
       } else {
         const golds = run.x.filter(([, g]) => g !== null).length;
         out.push(el("h5", {}, `Context (${run.x.length} chunks, ${golds} gold)`),
-                 el("ol", {class: "passages context"}, run.x.map(([c, gold]) => passage(c, {gold}))));
+                 el("ol", {class: "passages context"}, run.x.map(([c, gold]) => passage(c, {gold, judged: label !== "BASE"}))));
       }
       out.push(el("p", {class: "na"}, "attribution: ", (run.at || []).map((a) => data.attributions[a]).join(", ") || "none"));
       return out;

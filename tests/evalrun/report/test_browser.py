@@ -146,3 +146,86 @@ def test_a_leak_opens_the_page_and_its_item_in_chromium(hr_runs, tmp_path):
         candidates = details.locator("ol.passages").first.locator(":scope > li")
         assert [candidates.nth(k).locator(".badge.leak").count() for k in range(candidates.count())] == [1, 1, 0]
         assert console.errors == [] and refused == []
+
+
+def test_retrieval_judged_by_the_judge_in_chromium(judged_run, tmp_path):
+    """The judged section is drawn; a possibly missing chunk's row opens its item, where each chunk the judge
+    graded shows its grade and reason (markup in a reason is text) and the possibly missing one is marked; a
+    page whose grades file is damaged says so in the opened item, without a console error."""
+    require_browser()
+    from evalrun.report import write_report
+    from tests.evalrun.report.conftest import HOSTILE_REASON
+    curate, folder = judged_run
+    out = tmp_path / "report.html"
+    write_report(folder, out=out, workspace=curate.workspace)
+    url = out.as_uri()
+    with offline_page(url) as (page, console, refused):
+        dialogs = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        section = page.locator("#judged-retrieval")
+        assert section.is_visible() and "retrieval judged by model judge" in section.inner_text()
+        assert page.locator("#judged-table tbody tr").count() == 8
+        assert page.locator("#judged-confusion tbody tr").count() == 3
+        missing = page.locator("#possibly-missing tbody tr")
+        assert missing.count() == 4 and HOSTILE_REASON in missing.first.inner_text()
+        page.locator("#possibly-missing tr[data-open='t-2']").click()
+        details = page.locator("tr.details td.detail")
+        assert details.count() == 1 and "What does version 3.2 change" in details.inner_text()
+        assert "Possibly missing evidence: upgrade.en.md#0" in details.inner_text()
+        candidates = details.locator("ol.passages").first.locator(":scope > li")
+        first = candidates.nth(0)     # the distractor: graded 2, nobody's evidence
+        assert first.locator(".badge.missing").inner_text() == "possibly missing evidence"
+        assert first.locator(".judge-grade .badge.g2").inner_text() == "judge: 2"
+        assert HOSTILE_REASON in first.locator(".judge-grade").inner_text()
+        assert first.locator(".judge-grade script").count() == 0 and page.locator("main script").count() == 0
+        second = candidates.nth(1)    # the gold, graded 0 by the scripted judge
+        assert second.locator(".judge-grade .badge.g0").inner_text() == "judge: 0"
+        assert second.locator(".badge.missing").count() == 0
+        png = page.screenshot(path=tmp_path / "judged.png", full_page=True)
+        assert console.errors == [] and refused == [] and dialogs == []
+    assert blank_screenshot(png) is None
+
+    (folder / "retrieval_grades.jsonl").write_text("{not json\n", encoding="utf-8")
+    write_report(folder, out=out, workspace=curate.workspace)
+    with offline_page(url) as (page, console, refused):
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        assert "could not be read" in page.locator("#judged-problem").inner_text()
+        page.locator("tr.row[data-item='t-1']").click()
+        details = page.locator("tr.details td.detail")
+        assert "The judge's grades could not be read" in details.locator(".judged-problem").inner_text()
+        assert details.locator(".judge-grade").count() == 0
+        assert console.errors == [] and refused == []
+
+
+def test_the_judged_rows_of_a_comparison_in_chromium(judged_run, tmp_path):
+    """Against a BASE that the judge graded too: the judged/ rows have their own folded table, and the check
+    box draws their subset rows there, not among the labelled ones."""
+    require_browser()
+    from evalrun.records import RunSettings
+    from evalrun.report import write_report
+    from evalrun.runner import run
+    curate, folder = judged_run
+    base = run(curate.workspace, ref="faq@v1", target="tests.support.targets:cut", out=tmp_path / "cut",
+               settings=RunSettings(ks=[1, 5], judge_retrieval=True))
+    out = tmp_path / "report.html"
+    write_report(folder, out=out, workspace=curate.workspace, vs=base)
+    url = out.as_uri()
+    with offline_page(url) as (page, console, refused):
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        page.locator("#exploratory > summary").click()
+        labelled = page.locator("#exploratory-table tbody tr")
+        graded = page.locator("#judged-exploratory-table tbody tr")
+        assert graded.count() >= 1 and all(graded.nth(k).locator("td").first.inner_text().startswith("judged/")
+                                           for k in range(graded.count()))
+        before = graded.count()
+        page.locator("#all-rows").check()
+        assert graded.count() > before
+        visible = page.locator("#judged-exploratory-table tr.extra").first
+        assert visible.is_visible() and visible.locator("td").first.inner_text().startswith("judged/")
+        assert not any(labelled.nth(k).locator("td").first.inner_text().startswith("judged/")
+                       for k in range(labelled.count()))
+        assert console.errors == [] and refused == []
