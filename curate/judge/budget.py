@@ -15,6 +15,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curate.errors import InputError
+
 PER_MESSAGE = 4   # tokens of a chat message's framing
 
 
@@ -64,10 +66,7 @@ class Budget:
         most, and most calls cost less); refused only when it does not fit with nothing in flight."""
         with self._settled:
             while True:
-                over_tokens = (self.tokens is not None
-                               and self.spent_tokens + self.reserved_tokens + tokens > self.tokens)
-                over_usd = self.usd is not None and self.spent_usd + self.reserved_usd + (usd or 0.0) > self.usd
-                if not over_tokens and not over_usd:
+                if self.fits(self.reserved_tokens + tokens, self.reserved_usd + (usd or 0.0)):
                     self.reserved_tokens += tokens
                     self.reserved_usd += usd or 0.0
                     self.in_flight += 1
@@ -88,6 +87,17 @@ class Budget:
             if self.on_spend is not None:
                 self.on_spend(self)
             self._settled.notify_all()
+
+    def fits(self, tokens: int, usd: float | None) -> bool:
+        """Return whether spending `tokens` and `usd` more (nothing in flight) stays within the limit."""
+        return not ((self.tokens is not None and self.spent_tokens + tokens > self.tokens)
+                    or (self.usd is not None and self.spent_usd + (usd or 0.0) > self.usd))
+
+    def check_priced(self, prices: dict, model: str) -> None:
+        """Raise one line when the limit is in USD and the judge's model has no price: it could not hold."""
+        if self.usd is not None and prices.get(model) is None:
+            raise InputError(f"the budget is in USD, and judge model {model!r} has no price: set [judge.prices] in "
+                             f"curate.toml, or give the budget in tokens (--budget-tokens)", field="budget")
 
     def refusal(self) -> str:
         """Return the reason a question the budget stopped is unscored."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from curate.errors import CurateError, InputError
+from curate.errors import CurateError
 from curate.fileio import dumps_json, loads_json
 from curate.judge.budget import Budget, messages_tokens
 from curate.judge.config import JudgeConfig
@@ -186,9 +186,8 @@ class Judge:
 
     def __init__(self, config: JudgeConfig, cache_dir: Path, transport: Transport | None = None,
                  budget: Budget | None = None):
-        if budget is not None and budget.usd is not None and config.prices.get(config.model) is None:
-            raise InputError(f"a budget in USD needs the price of judge model {config.model!r}: set [judge.prices] "
-                             f"in curate.toml, or give the budget in tokens", field="budget")
+        if budget is not None:
+            budget.check_priced(config.prices, config.model)
         self.config = config
         self.budget = budget
         self.cache_dir = Path(cache_dir)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curate import (
+    Budget,
     WORKSPACE_ENV,
     CurateError,
     EvalItem,
@@ -223,9 +224,7 @@ def _check_budget(workspace: Workspace, settings: RunSettings) -> None:
         config = resolve_judge(workspace)
     except InputError:
         return   # no judge configured: scoring says so, and nothing is spent
-    if config.prices.get(config.model) is None:
-        raise InputError(f"--budget is in USD, and judge model {config.model!r} has no price: set [judge.prices] in "
-                         f"curate.toml, or give --budget-tokens", field="budget")
+    Budget(usd=settings.budget_usd).check_priced(config.prices, config.model)
 
 
 def _say_grading_cost(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem],
@@ -245,10 +244,8 @@ def _say_grading_cost(workspace: Workspace, release: ReleaseManifest, items: lis
     print(f"evalrun: grading retrieved chunks (--judge-retrieval) will ask about {found.requests:,} requests, about "
           f"{found.prompt_tokens:,} prompt tokens and at most {found.answer_tokens_most:,} answer tokens{cost} "
           f"(before the cache; said exactly before grading)", file=sys.stderr, flush=True)
-    tokens = found.prompt_tokens + found.answer_tokens_most
-    over = ((settings.budget_tokens is not None and tokens > settings.budget_tokens)
-            or (settings.budget_usd is not None and found.usd_most is not None and found.usd_most > settings.budget_usd))
-    if over:
+    budget = Budget(usd=settings.budget_usd, tokens=settings.budget_tokens)
+    if not budget.fits(found.prompt_tokens + found.answer_tokens_most, found.usd_most):
         print("evalrun: warning: that is more than the judge budget: grading stops where the budget would be "
               "exceeded, and the items left are unscored with the reason", file=sys.stderr, flush=True)
 
