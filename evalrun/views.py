@@ -24,7 +24,7 @@ from evalrun.scope_records import LAYERS, ScopeSummary, TargetScope
 
 ATTRIBUTIONS = ("permission_leak", "target_failed", "retrieval_miss", "context_cut", "generation_miss",
                 "stale_evidence", "hallucination", "false_refusal", "false_answer")
-INTERVALS = ("95% CI: a percentile bootstrap over resamples shared by a subset's metrics; W: a Wilson interval "
+INTERVALS = ("95% CI: a percentile bootstrap, one set of resamples for every metric and subset; W: a Wilson interval "
              "(0/1 values on fewer than 100 items, or all equal)")
 OTHER = ("context/key_point_coverage", "lexical/", "generation/", "unanswerable/", "success")
 LEXICAL = ("lexical: no judge scored these items; generation_miss by string match, not by meaning: the evidence "

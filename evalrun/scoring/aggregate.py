@@ -6,14 +6,17 @@ Intervals (`MetricSummary.ci_method`):
 - wilson: a metric whose values in the subset are all exactly 0.0 or 1.0 gets the Wilson score
   interval when n < WILSON_BELOW or when every value is the same; a bootstrap of 20 successes out of
   20 would claim [1, 1], which no one can honestly say of 20 trials. n == 1 still has one.
-- bootstrap: otherwise, for n >= 2, a percentile bootstrap over RESAMPLES resamples of the subset's
-  items. A subset draws ONE set of resamples, seeded from SEED and its label (so the same run gives
-  the same intervals, whatever the order of its rows), and every metric of the subset uses it: the
-  intervals are paired, as a comparison of two metrics on the same items needs. A metric missing for
-  some items has as each resample's mean the mean over the resampled items that have a value; a
-  resample that holds none of them is left out of that metric's percentiles. The endpoints are the
-  resample means just outside the 2.5th and 97.5th percentiles (no interpolation: each endpoint is a
-  mean some resample had, and B = 1 - A gives exactly [1 - high(A), 1 - low(A)]).
+- bootstrap: otherwise, for n >= 2, a percentile bootstrap over RESAMPLES resamples. ONE set of
+  resamples of every row (items in item-id order, seeded from SEED: the same run gives the same
+  intervals, whatever the order of its rows) serves "all", every subset and every metric: a subset's
+  resample is the draws of its own items in a resample of every row, as `compare` pairs its subsets.
+  So the intervals are paired, across metrics and across subsets, and a subset costs no draws of its
+  own. A subset's draws in a resample number about, not exactly, its n (a subset of 12 items is drawn
+  12 times on average), which widens a small subset's interval a little, never narrows it. A metric
+  missing for some items has as each resample's mean the mean over the resampled items that have a
+  value; a resample that holds none of them is left out of that metric's percentiles. The endpoints
+  are the resample means just outside the 2.5th and 97.5th percentiles (no interpolation: each
+  endpoint is a mean some resample had, and B = 1 - A gives exactly [1 - high(A), 1 - low(A)]).
 - None: no value, or a single value that is not 0/1.
 
 Values are kept at full precision (displays round); a mean is `math.fsum` over n. A value that is
@@ -59,13 +62,6 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, min(p, (centre - half) / scale)), min(1.0, max(p, (centre + half) / scale))
 
 
-def subset_rng(label: str) -> np.random.Generator:
-    """Return the generator of a subset's resamples, seeded from SEED and the label (a stable hash,
-    not Python's salted `hash`)."""
-    digest = hashlib.blake2b(label.encode("utf-8"), digest_size=8).digest()
-    return np.random.default_rng([SEED, int.from_bytes(digest, "big")])
-
-
 def resample_counts(n: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> Iterator[np.ndarray]:
     """Yield blocks of the counts matrix of `resamples` bootstrap resamples of n items: row r, column i
     is how many times resample r drew item i (each row sums to n); blocks of about HELD entries.
@@ -86,34 +82,49 @@ def resample_counts(n: int, rng: np.random.Generator, resamples: int = RESAMPLES
         yield counts
 
 
-def resampled_means(values: np.ndarray, valued: np.ndarray, rng: np.random.Generator,
-                    resamples: int = RESAMPLES) -> np.ndarray:
-    """Return the (resamples x metrics) means of each metric column of `values` (items x metrics) over
-    the same resamples of the items: (C @ (V * mask)) / (C @ mask), NaN for a resample that drew no item
-    with a value (`valued`, the mask).
-
-    >>> values = np.array([[1.0, 0.0], [0.0, 0.0], [0.5, 1.0]])
-    >>> valued = np.array([[True, True], [True, False], [True, True]])
-    >>> means = resampled_means(values, valued, np.random.default_rng(0), resamples=200)
-    >>> bool(np.all((means >= 0) & (means <= 1) | np.isnan(means)))
-    True
-    """
-    n, metrics = values.shape
-    weighted = np.where(valued, values, 0.0)
-    # Metrics valued on the same items share one denominator column (most share the items' whole list).
+def _bootstrap_columns(values: np.ndarray, valued: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the columns of one matrix product, [V * mask | one mask per distinct mask], and for each
+    metric the index of its mask among the masks (metrics valued on the same items share one)."""
+    metrics = values.shape[1]
     masks: dict[bytes, int] = {}
     which = np.array([masks.setdefault(np.packbits(valued[:, j]).tobytes(), len(masks)) for j in range(metrics)],
                      dtype=np.intp)
     firsts = [int(np.argmax(which == k)) for k in range(len(masks))]
-    columns = np.hstack([weighted, valued[:, firsts].astype(np.float64)])
-    means = np.empty((resamples, metrics))
+    return np.hstack([np.where(valued, values, 0.0), valued[:, firsts].astype(np.float64)]), which
+
+
+def resampled_means(values: np.ndarray, valued: np.ndarray, rng: np.random.Generator,
+                    resamples: int = RESAMPLES,
+                    parts: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
+    """Return {part: (resamples x metrics) means}, over the same resamples of the items (the rows of
+    `values`, items x metrics; `valued` marks the values), of each part's metrics over its items:
+    `parts` maps a label to (item positions, metric columns), by default {"all": every item and
+    metric}. A mean is (C @ (V * mask)) / (C @ mask) with C the counts of the part's items; NaN for a
+    resample that drew no item of the part with a value.
+
+    >>> values = np.array([[1.0, 0.0], [0.0, 0.0], [0.5, 1.0]])
+    >>> valued = np.array([[True, True], [True, False], [True, True]])
+    >>> means = resampled_means(values, valued, np.random.default_rng(0), resamples=200)["all"]
+    >>> bool(np.all((means >= 0) & (means <= 1) | np.isnan(means)))
+    True
+    """
+    n, metrics = values.shape
+    if parts is None:
+        parts = {"all": (np.arange(n), np.arange(metrics))}
+    prepared = {}
+    for label, (items, columns) in parts.items():
+        whole = len(items) == n  # positions are sorted and distinct: every item, no gather needed
+        stacked, which = _bootstrap_columns(values[np.ix_(items, columns)], valued[np.ix_(items, columns)])
+        prepared[label] = (None if whole else items, stacked, which, np.empty((resamples, len(columns))))
     done = 0
     with np.errstate(invalid="ignore", divide="ignore"):
         for counts in resample_counts(n, rng, resamples):
-            sums = counts @ columns
-            means[done:done + len(counts)] = sums[:, :metrics] / sums[:, metrics:][:, which]
+            for items, stacked, which, means in prepared.values():
+                sums = (counts if items is None else counts[:, items]) @ stacked
+                width = means.shape[1]
+                means[done:done + len(counts)] = sums[:, :width] / sums[:, width:][:, which]
             done += len(counts)
-    return means
+    return {label: means for label, (_, _, _, means) in prepared.items()}
 
 
 def percentile_intervals(means: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> list[tuple[float, float] | None]:
@@ -178,43 +189,52 @@ class _Table:
         self.reasons = sorted(code, key=code.get)
 
 
-def _summaries(table: _Table, items: np.ndarray, metrics: Sequence[str], label: str) -> dict[str, MetricSummary]:
-    """Return {metric: summary} over the items at positions `items` of `table` (sorted, distinct)."""
-    values, valued, codes = table.values[items], table.valued[items], table.codes[items]
-    ns = valued.sum(axis=0)
-    failed = (valued & table.failed[items][:, None]).sum(axis=0)
-    reasons = len(table.reasons)
-    found = codes >= 0
-    counts = np.bincount((np.nonzero(found)[1] * reasons + codes[found]), minlength=len(metrics) * reasons)
-    counts = counts.reshape(len(metrics), reasons)
-    unscored = {int(j): {table.reasons[r]: int(counts[j, r]) for r in np.flatnonzero(counts[j])}
-                for j in np.flatnonzero(counts.any(axis=1))}
-    binary = ~(valued & (values != 0.0) & (values != 1.0)).any(axis=0)
-    lows = np.where(valued, values, np.inf).min(axis=0, initial=np.inf)
-    highs = np.where(valued, values, -np.inf).max(axis=0, initial=-np.inf)
-    wilson = binary & (ns >= 1) & ((ns < WILSON_BELOW) | (lows == highs))
-    bootstrap = ~wilson & (ns >= 2)
-    boot = np.flatnonzero(bootstrap)
-    intervals: dict[int, tuple[float, float] | None] = {}
-    if len(boot):
-        means = resampled_means(values[:, boot], valued[:, boot], subset_rng(label))
-        intervals = dict(zip(boot.tolist(), percentile_intervals(means, lows[boot], highs[boot])))
-    result = {}
-    for j, metric in enumerate(metrics):
-        n = int(ns[j])
-        if not n and j not in unscored:
-            continue  # the metric does not apply to these items
-        scored = values[valued[:, j], j]
-        mean = _mean(scored.tolist()) if n else None
-        ci, method = None, None
-        if mean is not None and wilson[j]:
-            ci, method = wilson_interval(int(np.count_nonzero(scored)), n), "wilson"
-        elif mean is not None and bootstrap[j]:
-            ci = intervals[j]
-            method = "bootstrap" if ci else None
-        result[metric] = MetricSummary(n=n, mean=mean, ci95=ci, ci_method=method, failed=int(failed[j]),
-                                       unscored=dict(unscored.get(j, {})))
-    return result
+class _Part:
+    """One label's items (positions in the table) and what its summaries need: per metric n, the
+    failed items among them, the unscored counts by reason, the range of the values, and which
+    metrics get a Wilson interval and which a bootstrap (`boot`, the columns resampled)."""
+
+    def __init__(self, table: _Table, items: np.ndarray, metrics: Sequence[str]):
+        self.items = items
+        values, valued, codes = table.values[items], table.valued[items], table.codes[items]
+        self.values, self.valued = values, valued
+        self.ns = valued.sum(axis=0)
+        self.failed = (valued & table.failed[items][:, None]).sum(axis=0)
+        reasons = len(table.reasons)
+        found = codes >= 0
+        counts = np.bincount((np.nonzero(found)[1] * reasons + codes[found]), minlength=len(metrics) * reasons)
+        counts = counts.reshape(len(metrics), reasons)
+        self.unscored = {int(j): {table.reasons[r]: int(counts[j, r]) for r in np.flatnonzero(counts[j])}
+                         for j in np.flatnonzero(counts.any(axis=1))}
+        binary = ~(valued & (values != 0.0) & (values != 1.0)).any(axis=0)
+        self.lows = np.where(valued, values, np.inf).min(axis=0, initial=np.inf)
+        self.highs = np.where(valued, values, -np.inf).max(axis=0, initial=-np.inf)
+        self.wilson = binary & (self.ns >= 1) & ((self.ns < WILSON_BELOW) | (self.lows == self.highs))
+        self.bootstrap = ~self.wilson & (self.ns >= 2)
+        self.boot = np.flatnonzero(self.bootstrap)
+
+    def summaries(self, metrics: Sequence[str], means: np.ndarray | None) -> dict[str, MetricSummary]:
+        """Return {metric: summary}, `means` the resampled means of the `boot` columns."""
+        intervals: dict[int, tuple[float, float] | None] = {}
+        if means is not None:
+            found = percentile_intervals(means, self.lows[self.boot], self.highs[self.boot])
+            intervals = dict(zip(self.boot.tolist(), found))
+        result = {}
+        for j, metric in enumerate(metrics):
+            n = int(self.ns[j])
+            if not n and j not in self.unscored:
+                continue  # the metric does not apply to these items
+            scored = self.values[self.valued[:, j], j]
+            mean = _mean(scored.tolist()) if n else None
+            ci, method = None, None
+            if mean is not None and self.wilson[j]:
+                ci, method = wilson_interval(int(np.count_nonzero(scored)), n), "wilson"
+            elif mean is not None and self.bootstrap[j]:
+                ci = intervals[j]
+                method = "bootstrap" if ci else None
+            result[metric] = MetricSummary(n=n, mean=mean, ci95=ci, ci_method=method, failed=int(self.failed[j]),
+                                           unscored=dict(self.unscored.get(j, {})))
+        return result
 
 
 def aggregate(rows: Sequence[ItemScores], metrics: Sequence[str], subsets: dict[str, list[str]],
@@ -222,7 +242,8 @@ def aggregate(rows: Sequence[ItemScores], metrics: Sequence[str], subsets: dict[
     """Return {subset label: {metric: summary}} for "all" and every subset, sorted by label (`subsets`
     maps a label such as "qtype=single" to its item ids; ids without a row are left out). "all" is
     every row, or the rows of the ids `overall` names. A metric is in a subset's table when one of
-    its items has a value or a reason it has none.
+    its items has a value or a reason it has none. Every label's bootstrap intervals come from the
+    same resamples of every row.
 
     >>> rows = [ItemScores(item_id=f"i{k}", answerable=True, values={"hit": float(k % 2)}) for k in range(4)]
     >>> table = aggregate(rows, ["hit"], {"qtype=single": ["i0", "i1"]})
@@ -235,7 +256,11 @@ def aggregate(rows: Sequence[ItemScores], metrics: Sequence[str], subsets: dict[
         return np.unique(np.array([table.index[i] for i in ids if i in table.index], dtype=np.intp))
 
     everything = np.arange(len(table.ids)) if overall is None else positions(overall)
-    result = {"all": _summaries(table, everything, metrics, "all")}
+    parts = {"all": _Part(table, everything, metrics)}
     for label, ids in sorted(subsets.items()):
-        result[label] = _summaries(table, positions(ids), metrics, label)
-    return result
+        parts[label] = _Part(table, positions(ids), metrics)
+    resampled = {label: (part.items, part.boot) for label, part in parts.items() if len(part.boot)}
+    means = {}
+    if resampled:
+        means = resampled_means(table.values, table.valued, np.random.default_rng(SEED), parts=resampled)
+    return {label: part.summaries(metrics, means.get(label)) for label, part in parts.items()}

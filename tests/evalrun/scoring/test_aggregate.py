@@ -1,9 +1,10 @@
 """Aggregates: means over the items with a value, failed and unscored counted, Wilson intervals for 0/1
-metrics on few items, and bootstrap intervals paired across the metrics of a subset."""
+metrics on few items, and bootstrap intervals paired across metrics and subsets (one set of resamples)."""
 
 import math
 import random
 
+import numpy as np
 import pytest
 
 from evalrun.records import ItemScores
@@ -152,10 +153,28 @@ def test_the_same_rows_give_the_same_intervals_in_any_order():
     random.Random(1).shuffle(shuffled)
     assert aggregate(rows, ["f1", "hit"], subsets) == first
     assert aggregate(shuffled, ["f1", "hit"], {k: v[::-1] for k, v in subsets.items()}) == first
-    # each subset draws its own resamples: the same items under two labels are two draws
+    # one set of resamples serves every label: the same items under two labels, or under "all", have
+    # the same interval
     twin = aggregate(rows, ["f1"], {"a": [f"i{k}" for k in range(120)], "b": [f"i{k}" for k in range(120)]})
-    assert twin["a"]["f1"].ci95 != twin["b"]["f1"].ci95
-    assert abs(twin["a"]["f1"].ci95[0] - twin["all"]["f1"].ci95[0]) < 0.05
+    assert twin["a"]["f1"].ci95 == twin["b"]["f1"].ci95 == twin["all"]["f1"].ci95
+
+
+def test_a_small_subset_of_the_shared_resamples_keeps_its_coverage():
+    # A subset's resample is its items' draws in a resample of every row: about n draws, not exactly n.
+    # Its interval is no narrower than the subset's own bootstrap, and covers the true mean about 95% of
+    # the time (values uniform on [0, 1]: true mean 0.5; a subset of 15 of 300 rows).
+    rng = np.random.default_rng(7)
+    covered, ratios = 0, []
+    for trial in range(150):
+        values = rng.random(300)
+        rows = [row(f"i{k:03d}", f1=float(v)) for k, v in enumerate(values)]
+        small = [f"i{k:03d}" for k in range(0, 300, 20)]
+        shared = aggregate(rows, ["f1"], {"tag=small": small})["tag=small"]["f1"].ci95
+        own = aggregate([r for r in rows if r.item_id in small], ["f1"], {})["all"]["f1"].ci95
+        covered += shared[0] <= 0.5 <= shared[1]
+        ratios.append((shared[1] - shared[0]) / (own[1] - own[0]))
+    assert covered / 150 >= 0.9
+    assert 1.0 <= float(np.median(ratios)) < 1.2
 
 
 def test_labels_are_all_first_then_sorted_and_unknown_or_repeated_ids_do_not_count():
