@@ -8,7 +8,7 @@ command's option names (docs/reference/python.md):
 - knowledge-base snapshots: `ingest` (documents chunked), `import_chunks` (production chunks as they are);
 - datasets: `import_items`, `remap` (evidence onto another snapshot);
 - the checks: `check_dups`, `check_leakage`, `split`, `grade`, and `add_failures` (the monthly
-  regression flow); their pure cores (items in, findings out) are `curate.checks.leakage.core.leak_check`,
+  regression flow); `generate` (questions mined from the KB, each kept for a stated reason); their pure cores (items in, findings out) are `curate.checks.leakage.core.leak_check`,
   `curate.checks.split.core.assign` and `curate.failures.core.failures_from`;
 - releases: `release`, `load_release`;
 - the records on disk (`curate.records`): `EvalItem`, `Evidence`, `Chunk`, `ReleaseManifest`,
@@ -67,6 +67,7 @@ from curate.judge.config import JudgeConfig
 from curate.judge.config import resolve as resolve_judge
 from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
 from curate.failures.add import add_failures
+from curate.generate.run import generate
 from curate.kb import SnapshotStore, import_chunks, ingest
 from curate.locks import Busy, writing
 from curate.progress import progress
@@ -118,7 +119,7 @@ __all__ = [
     "InputError", "IntegrityError", "InvalidRecords", "Judge", "JudgeConfig", "JudgeUsage", "LeakageCheck",
     "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError", "Scope", "ScopeSettings",
     "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "WORKSPACE_ENV", "Workspace", "WorkspaceError", "__version__",
-    "add_failures", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
+    "add_failures", "generate", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
     "check_leakage", "checked_cost", "checked_tokens", "cut", "dumps_json", "evidence_groups", "find_workspace",
     "grade", "import_chunks", "import_items", "ingest", "init_workspace", "item_groups", "items_digest",
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "loads_toml", "now", "open_workspace",

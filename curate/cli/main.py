@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from curate.cli import annotate, checks, failures, items, judge, kb, release
+from curate.cli import annotate, checks, failures, generate, items, judge, kb, release
 from curate.cli.base import CONTEXT, ToolGroup, root_options
 from curate.version import __version__
 
@@ -19,7 +19,7 @@ def cli(workspace, debug: bool) -> None:
 
 for command in (items.init, kb.kb, items.import_, items.remap, checks.check_dups, checks.check_leakage,
                 checks.split_command, checks.difficulty_command, judge.check_consistency_command, annotate.annotate,
-                failures.add_failures_command,
+                failures.add_failures_command, generate.generate_command,
                 release.release, release.versions, release.diff, release.export, release.show):
     cli.add_command(command)
 

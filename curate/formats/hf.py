@@ -35,26 +35,39 @@ ITEM_FEATURES = [
                                ("hints", ("list", S)), ("run_id", S),
                                ("asked", ("list", ("struct", [("month", S), ("batch", S), ("count", I),
                                                               ("users", I)])))])),
+    ("generation", ("struct", [("method", S), ("run", S), ("candidate_id", S), ("template", S), ("model", S),
+                               ("prompt_version", S), ("seed_chunks", ("list", S)), ("pair_id", S),
+                               ("probe_id", S), ("near_miss", ("list", S)),
+                               ("features", S)])),  # canonical JSON, as difficulty_features
     ("created_at", S), ("updated_at", S),
 ]
 
 
 def release_row(item: EvalItem) -> dict:
-    """Return the row a release stores for `item` (difficulty_features as canonical JSON)."""
+    """Return the row a release stores for `item` (difficulty_features and generation.features as
+    canonical JSON)."""
     row = item.model_dump(mode="json")
     row["difficulty_features"] = dumps_json(row["difficulty_features"])
+    if row.get("generation") is not None:
+        row["generation"] = {**row["generation"], "features": dumps_json(row["generation"]["features"])}
     return row
 
 
 def item_from_row(row: dict, *, file: str | Path | None = None, line: int | None = None) -> EvalItem:
     """Return the item a release row holds (a bad row raises an error naming its file and line)."""
+    where = {"file": None if file is None else str(file), "line": line}
     features = row.get("difficulty_features")
     if isinstance(features, str):
         try:
             row = {**row, "difficulty_features": loads_json(features)}
         except ValueError:
-            raise InputError("not valid JSON", file=None if file is None else str(file), line=line,
-                             field="difficulty_features") from None
+            raise InputError("not valid JSON", field="difficulty_features", **where) from None
+    generation = row.get("generation")
+    if isinstance(generation, dict) and isinstance(generation.get("features"), str):
+        try:
+            row = {**row, "generation": {**generation, "features": loads_json(generation["features"])}}
+        except ValueError:
+            raise InputError("not valid JSON", field="generation.features", **where) from None
     return EvalItem.parse(row, file=file, line=line)
 
 

@@ -7,6 +7,8 @@
 - `release`: the release manifest;
 - `scope`: a chunk's access groups and validity, the [scope] settings, evidence scope makes unusable;
 - `judge`: the judge's cached answers;
+- `generated`: questions made from the KB (`curate generate`): mined pairs, probes, candidates and their
+  filters, an item's generation record;
 - `judged`: the judge's grades of retrieved chunks (written by evalrun, read by `annotate push --suggest-from`);
 - `annotation`: what was pushed to Argilla, and what annotators did with the judge's suggestions;
 - `reports`: what `--report FILE` writes;
@@ -76,6 +78,16 @@ from curate.records.item import (
 )
 from curate.records.failures import FailureBatch, FailureSource, PromotedDuplicate
 from curate.records.judge import JudgeCacheEntry, TokenUsage
+from curate.records.generated import (
+    Candidate,
+    CandidateEvidence,
+    CandidateKeyPoint,
+    FilterVerdict,
+    Generation,
+    MinedPair,
+    Passage,
+    Probe,
+)
 from curate.records.judged import RETRIEVAL_GRADES, ChunkGrade, JudgedGrades, read_judged_grades
 from curate.records.kb import (
     Chunk,
@@ -112,5 +124,6 @@ __all__ = [
     "KBNames", "KeyPoint", "Language", "LeakAcceptance", "LeakFinding", "LeakStatus", "LeakageAcceptances", "LeakageCheck", "LeakageDocs", "LeakageReport", "LexicalIndexMeta", "MetadataValue", "Outcome", "Production", "ProductionAsked", "Provenance",
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "RETRIEVAL_GRADES", "Record", "RelevanceGrade", "ReleaseManifest", "ReleaseScope", "SOURCES", "SPLITS",
     "STATUSES", "Scope", "ScopeCount", "ScopeCounts", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
-    "UNRELEASED_STATUSES", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_judged_grades", "read_jsonl", "retrieval_qrels", "validate_lines",
+    "UNRELEASED_STATUSES", "Candidate", "CandidateEvidence", "CandidateKeyPoint", "FilterVerdict", "Generation",
+    "MinedPair", "Passage", "Probe", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_judged_grades", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

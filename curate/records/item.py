@@ -10,6 +10,7 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from curate.records.base import Record, VersionedRecord, now
+from curate.records.generated import Generation
 
 RelevanceGrade = Literal[0, 1, 2]
 Status = Literal["draft", "needs_evidence", "labelled", "needs_adjudication", "needs_rewrite",
@@ -110,7 +111,8 @@ class Production(Record):
 class EvalItem(VersionedRecord):
     """One evaluation question with its reference answer, key points and evidence."""
 
-    SCHEMA = 4  # 2: accepted answers, alternative evidence (any_of), evidence copies; 3: production; 4: asker, as_of
+    SCHEMA = 5  # 2: accepted answers, alternative evidence (any_of), evidence copies; 3: production; 4: asker, as_of;
+    # 5: generation
     id: str = Field(description="Item id, unique within its dataset.")
     question: str = Field(description="The question as a user would ask it.")
     reference_answer: str | None = Field(None, description="A correct answer, if written.")
@@ -145,6 +147,9 @@ class EvalItem(VersionedRecord):
     production: Production | None = Field(
         None, description="What production retrieved and answered, and how often its failing rows asked this "
         "question (curate add-failures); None for an item production never failed on.")
+    generation: Generation | None = Field(
+        None, description="How a question made from the KB was made (curate generate): mined or written by a "
+        "model, from which chunks, by which template or prompt; None for any other item.")
     created_at: str = Field(default_factory=now, description="When the item was created (UTC).")
     updated_at: str = Field(default_factory=now, description="When the item last changed (UTC).")
 

@@ -14,6 +14,7 @@ from pydantic_core import PydanticUndefined
 
 import curate.records as cr
 from curate.records.adjudication import AdjudicationState
+from curate.records.generated import GenerateRun
 from curate.records.kb import DenseIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
@@ -39,6 +40,11 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
         ("datasets/NAME/checks/leakage-vN-SNAPSHOT.json", cr.LeakageCheck,
          "a release's leakage check against another snapshot"),
         ("datasets/NAME/failures/MONTH-N.json", cr.FailureBatch, "one batch of production failures"),
+        ("datasets/NAME/generated/RUN/run.json", GenerateRun, "one `curate generate` run"),
+        ("datasets/NAME/generated/RUN/candidates.jsonl", cr.Candidate,
+         "every question the run made, with each filter's verdict, one a line"),
+        ("datasets/NAME/generated/RUN/pairs.jsonl", cr.MinedPair, "the confusable pairs mining found, one a line"),
+        ("datasets/NAME/generated/RUN/probes.jsonl", cr.Probe, "the unanswerable probes mining made, one a line"),
         ("datasets/NAME/annotation.json", cr.AnnotationState, "what was pushed to Argilla"),
         ("datasets/NAME/adjudication.json", AdjudicationState, "disputed items and who settled them"),
         ("datasets/NAME/judge_suggestions.json", cr.JudgeSuggestionsPulled,

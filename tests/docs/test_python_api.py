@@ -15,7 +15,7 @@ from tests.support.docs import ROOT
 PAGE = ROOT / "docs" / "reference" / "python.md"
 OPEN, CLOSE = "<!-- curate-api-examples", "<!-- /curate-api-examples -->"
 # what the contract of the library names: a workspace, ingest and import, each check, release, load
-API = ("init_workspace", "open_workspace", "ingest", "import_chunks", "import_items", "remap", "add_failures",
+API = ("init_workspace", "open_workspace", "ingest", "import_chunks", "import_items", "remap", "add_failures", "generate",
        "check_dups", "split", "grade", "check_leakage", "release", "load_release")
 
 

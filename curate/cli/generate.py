@@ -1,0 +1,81 @@
+"""`curate generate`: questions made from the KB, each kept only for a stated reason."""
+
+from __future__ import annotations
+
+import click
+
+from curate.cli.base import workspace_of
+from curate.cli.display import console, short, table
+from curate.generate.core import MINED_TYPES, TYPES
+from curate.generate.filters import dropped_by
+from curate.generate.run import GenerateReport, generate, parse_types
+
+
+@click.command("generate")
+@click.option("--dataset", required=True, help="Dataset the kept questions are added to (created if new).")
+@click.option("--kb", help="KB name or snapshot (default: the dataset's).")
+@click.option("--n", "n", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="Questions to keep, over all the types (shared evenly).")
+@click.option("--types", default=",".join(MINED_TYPES), show_default=True,
+              help=f"Comma-separated question types: {', '.join(TYPES)}.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (the same seed, the same sample).")
+@click.option("--keep-closed-book", is_flag=True, help="Keep (tagged) questions a model answers without retrieval.")
+@click.option("--show", type=click.IntRange(0, 1000), default=10, show_default=True,
+              help="Kept questions to print.")
+@click.pass_context
+def generate_command(ctx: click.Context, dataset: str, kb: str | None, n: int, types: str, seed: int,
+                     keep_closed_book: bool, show: int) -> None:
+    """Make questions from a KB snapshot: confusable pairs (near codes, near copies that differ in a number,
+    date, name or negation) and unanswerable probes, mined without a model; filter every candidate in one pass
+    (grounded, stands alone, right language, no duplicate) with its reason; add the kept ones to DATASET as
+    synthetic drafts a person must review."""
+    report = generate(workspace_of(ctx), dataset=dataset, kb=kb, n=n, types=parse_types(types), seed=seed,
+                      keep_closed_book=keep_closed_book)
+    _print(report, show)
+
+
+def _print(report: GenerateReport, show: int) -> None:
+    record, out = report.record, console()
+    for kind, why in record.not_made.items():
+        click.echo(f"warning: {kind}: not made: {why}", err=True)
+    mined = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in sorted(record.mined.items())) or "nothing"
+    out.print(f"{record.dataset}: run {record.run} on KB snapshot {record.kb_snapshot}: mined {mined}")
+    left = {**record.left_out, **record.not_asked}
+    if left:
+        out.print("left out: " + "; ".join(f"{n} {why}" for why, n in sorted(left.items(), key=lambda x: -x[1])),
+                  soft_wrap=True)
+    reasons = sorted({key for row in record.by_type.values() for key in row if key.startswith("dropped: ")})
+    rows = [(kind, row.get("candidates", 0), row.get("kept", 0), *(row.get(r, 0) for r in reasons))
+            for kind, row in record.by_type.items()]
+    if rows:
+        out.print(table(None, ("type", "candidates", "kept", *reasons), rows))
+    if reasons:
+        out.print("(a dropped candidate is counted under the first filter it failed; 'sample': it passed every "
+                  "filter, but --n was reached)", soft_wrap=True)
+    spread = record.spread
+    if spread and record.kept:
+        out.print(f"spread: kept questions from {spread.asked:,} of {spread.documents:,} documents; the most from one "
+                  f"document {spread.top_share:.0%} ({', '.join(spread.top)})", soft_wrap=True)
+    if record.kept < record.n:
+        out.print(f"kept {record.kept:,} of the {record.n:,} asked for: no other candidate of this KB passed the "
+                  f"filters", soft_wrap=True)
+    out.print(f"closed-book check: {record.closed_book}", soft_wrap=True)
+    added = f"added {len(record.added):,} items (source synthetic, status draft: a person must review each)"
+    if record.already:
+        added += f"; {len(record.already):,} kept questions were added by this run before (not added twice)"
+    out.print(added + f"; every candidate and its reasons: {report.folder / 'candidates.jsonl'}", soft_wrap=True)
+    kept = [c for c in report.candidates if c.kept][:show]
+    if kept:
+        out.print(table(None, ("item", "type", "question", "evidence", "near misses"),
+                        [(c.item_id, c.qtype, short(c.question, 60),
+                          _chunks(c, lambda grade: grade > 0), _chunks(c, lambda grade: grade == 0)) for c in kept]))
+    dropped = [c for c in report.candidates if not c.kept and dropped_by(c) and dropped_by(c)[0] != "sample"][:3]
+    for candidate in dropped:
+        name = dropped_by(candidate)[0]
+        out.print(f"dropped {candidate.candidate_id}: {name}: {candidate.filters[name].reason}", soft_wrap=True)
+
+
+def _chunks(candidate, graded) -> str:
+    """Return the distinct chunk ids of a candidate's passages of the grades `graded` accepts, or '-'."""
+    ids = dict.fromkeys(e.passage.chunk_id for e in candidate.evidence if graded(e.grade))
+    return ", ".join(ids) or "-"

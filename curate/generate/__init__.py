@@ -1,0 +1,2 @@
+"""`curate generate`: questions made from the knowledge base, each candidate filtered (`filters`)
+before it joins a dataset."""

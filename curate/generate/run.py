@@ -1,0 +1,156 @@
+"""`curate generate`: questions made from a KB snapshot, filtered in one pass, the kept ones added to a
+dataset as synthetic drafts (the pure parts: `core`, `filters`, `items`).
+
+A run is fixed by the snapshot and the settings (`run_id`), so the same command run again is the same
+run: killed before its items were saved, it makes them again (mining is deterministic); run after,
+it finds its items in the dataset and adds nothing twice. Everything it considered is written to
+datasets/NAME/generated/RUN/: candidates.jsonl (every candidate, every filter's verdict), pairs.jsonl,
+probes.jsonl and run.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curate.dataset import DatasetStore
+from curate.dataset.locate import Locator
+from curate.errors import InputError
+from curate.fileio import atomic_write_bytes, jsonl_bytes
+from curate.generate.core import MINED_TYPES, MODEL_TYPES, TYPES, mined_candidates, quotas, sample, spread
+from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by
+from curate.generate.items import item_id, to_items
+from curate.index.kb_index import KBIndex
+from curate.kb import SnapshotStore
+from curate.records import EvalItem
+from curate.records.generated import CANDIDATES, Candidate, FilterVerdict, GenerateRun
+from curate.workspace import Workspace
+
+NO_MODEL = ("written by a model through the [generator] or [judge] endpoint: not in this version of curate "
+            "generate; mined types are confusable and unanswerable")
+CLOSED_BOOK_UNASKED = "no model asked: mined questions are not checked closed-book in this version"
+
+
+@dataclass
+class GenerateReport:
+    """What a run did: its record, every candidate, and the items it added."""
+
+    record: GenerateRun
+    candidates: list[Candidate]
+    folder: Path
+    items: list[EvalItem] = field(default_factory=list)
+
+
+def parse_types(text: str) -> list[str]:
+    """Return the question types of a comma-separated list, in the order given, checked.
+
+    >>> parse_types("confusable, unanswerable")
+    ['confusable', 'unanswerable']
+    """
+    types = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in types if t not in TYPES]
+    if unknown or not types:
+        raise InputError(f"unknown type {', '.join(unknown) or '(none)'} (types: {', '.join(TYPES)})", field="types")
+    return list(dict.fromkeys(types))
+
+
+def run_id(snapshot_id: str, types: Sequence[str], n: int, seed: int) -> str:
+    """Return the id of a run: 'g-' and 10 hex digits of the snapshot and the settings."""
+    key = f"{snapshot_id}|{','.join(types)}|{n}|{seed}"
+    return "g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
+
+
+def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: int = 20,
+             types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False) -> GenerateReport:
+    """Make up to `n` questions of `types` from a KB snapshot and add the kept ones to `dataset` (see the
+    module docstring)."""
+    if n < 1:
+        raise InputError(f"must be at least 1, got {n}", field="n")
+    types = parse_types(",".join(types))
+    store = DatasetStore(workspace)
+    with store.writing(dataset):
+        meta, items = store.load_or_new(dataset)
+        snapshots = SnapshotStore(workspace)
+        snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
+        if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
+            raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
+                             f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
+        run = run_id(snapshot_id, types, n, seed)
+        folder = store.folder(dataset) / "generated" / run
+        index = KBIndex.open(workspace, snapshot_id)
+        made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run)
+        record = GenerateRun(run=run, dataset=dataset, kb_snapshot=snapshot_id, types=types, n=n, seed=seed,
+                             state="running", closed_book=CLOSED_BOOK_UNASKED,
+                             mined=dict(Counter(p.kind for p in made.mined.pairs)
+                                        + Counter(f"probe:{p.kind}" for p in made.probes)),
+                             left_out=dict(made.mined.left_out), not_asked=dict(made.not_asked),
+                             not_made={t: NO_MODEL for t in types if t in MODEL_TYPES})
+        ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
+        others = [item for item in items if item.id not in ours]
+        candidates = apply_filters(made.candidates, existing=others, bm25=index.bm25,
+                                   chunk_ids=[c.chunk_id for c in index.chunks])
+        candidates = closed_book_verdicts(candidates, {}, keep=keep_closed_book,
+                                          why={c.candidate_id: CLOSED_BOOK_UNASKED for c in candidates})
+        kept = _choose(candidates, quotas(n, types), seed, keep_closed_book)
+        locator = Locator(index.chunks, snapshots.documents(snapshot_id))
+        new, failed = to_items([c for c in kept if item_id(c, snapshot_id) not in ours], locator=locator,
+                               snapshot_id=snapshot_id, file=str(folder / CANDIDATES), copies=index.copies)
+        chosen = {c.candidate_id for c in kept}
+        for candidate in candidates:
+            if candidate.candidate_id in failed:
+                candidate.filters["located"] = FilterVerdict(passed=False, reason=failed[candidate.candidate_id])
+            candidate.kept = candidate.candidate_id in chosen and candidate.candidate_id not in failed
+            candidate.item_id = item_id(candidate, snapshot_id) if candidate.kept else None
+        kept = [c for c in candidates if c.kept]
+        record.candidates, record.kept = len(candidates), len(kept)
+        record.by_type = _by_type(candidates)
+        record.added = [item.id for item in new]
+        record.already = sorted(c.item_id for c in kept if c.item_id in ours)
+        record.spread = spread(kept, len({c.doc_id for c in index.chunks}))
+        _write(folder, record, candidates, made)
+        if new:
+            meta.kb_snapshot = snapshot_id
+            store.save(meta, [*items, *new])
+        record.state = "complete"
+        record.write(folder / "run.json")
+    return GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
+
+
+def _choose(candidates: list[Candidate], quota: dict[str, int], seed: int, keep_closed_book: bool) -> list[Candidate]:
+    """Return the sample of the candidates every filter passed; mark the others that passed as over --n."""
+    passing = [c for c in candidates if decide(c, keep_closed_book)]
+    chosen = sample(passing, quota, seed)
+    taken = {c.candidate_id for c in chosen}
+    for candidate in passing:
+        if candidate.candidate_id not in taken:
+            candidate.filters["sample"] = FilterVerdict(
+                passed=False, reason=f"passed every filter; the sample of {quota.get(candidate.qtype, 0)} "
+                f"{candidate.qtype} questions (--n) was full")
+    return [c for c in candidates if c.candidate_id in taken]
+
+
+def _by_type(candidates: Sequence[Candidate]) -> dict[str, dict[str, int]]:
+    """Return per type: candidates, kept, and dropped per failing filter (a candidate counted under the
+    first filter it failed)."""
+    table: dict[str, Counter] = {}
+    for candidate in candidates:
+        row = table.setdefault(candidate.qtype, Counter())
+        row["candidates"] += 1
+        if candidate.kept:
+            row["kept"] += 1
+        else:
+            failed = dropped_by(candidate)
+            row[f"dropped: {failed[0] if failed else 'unknown'}"] += 1
+    return {kind: dict(row) for kind, row in sorted(table.items())}
+
+
+def _write(folder: Path, record: GenerateRun, candidates: Sequence[Candidate], made) -> None:
+    """Write the run's files, each atomically, run.json last (still `running`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(folder / CANDIDATES, jsonl_bytes(c.model_dump(mode="json") for c in candidates))
+    atomic_write_bytes(folder / "pairs.jsonl", jsonl_bytes(p.model_dump(mode="json") for p in made.mined.pairs))
+    atomic_write_bytes(folder / "probes.jsonl", jsonl_bytes(p.model_dump(mode="json") for p in made.probes))
+    record.write(folder / "run.json")
