@@ -39,18 +39,35 @@ def mined_candidates(chunks: Sequence[Chunk], types: Sequence[str], run: str) ->
     made = Made(mined=mined, probes=[], candidates=[])
     if "confusable" in types:
         made.candidates += code_candidates(mined.pairs, run)
+        asked: dict[tuple[str, str], Candidate] = {}   # (question, evidence text) -> its candidate
         for pair in mined.pairs:
             if pair.kind != "near_copy":
                 continue
             candidate = pair_candidate(side_of(pair), run)
             if isinstance(candidate, str):
                 made.not_asked[candidate] += 1
+            elif (candidate.question, candidate.evidence[0].passage.text) in asked:
+                _add_near_misses(asked[candidate.question, candidate.evidence[0].passage.text], candidate)
             else:
+                asked[candidate.question, candidate.evidence[0].passage.text] = candidate
                 made.candidates.append(candidate)
     if "unanswerable" in types:
         made.probes = mine_probes(chunks, mined)
         made.candidates += [probe_candidate(probe, run) for probe in made.probes]
     return made
+
+
+def _add_near_misses(kept: Candidate, same: Candidate) -> None:
+    """Give `kept` the near misses of `same`, the same question about the same sentence from another
+    pair (one fish's fin counts beside three others'): one question, every near miss."""
+    known = {e.passage.text for e in kept.evidence}
+    for evidence in same.evidence:
+        if evidence.grade == 0 and evidence.passage.text not in known:
+            number = f"e{len(kept.evidence) + 1}"
+            kept.evidence.append(evidence.model_copy(update={"evidence_id": number}))
+            kept.generation.near_miss.append(number)
+            kept.generation.seed_chunks.append(evidence.passage.chunk_id)
+            known.add(evidence.passage.text)
 
 
 def quotas(n: int, types: Sequence[str]) -> dict[str, int]:

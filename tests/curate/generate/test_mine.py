@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from curate.generate.core import mined_candidates
 from curate.generate.mine import classify, differences, mine
 from curate.generate.probes import probes
 from curate.generate.templates import code_candidates, pair_candidate, pair_question, side_of
@@ -152,3 +153,15 @@ def test_name_probes_keep_the_kind_of_the_title():
     names = [p for p in probes(chunks, mine(chunks)) if p.kind == "name"]
     assert names and all(p.token.endswith("站") and p.token not in ("大沙东站", "安贞门站", "劲松站") for p in names)
     assert all(p.looks_like[0] in ("大沙东站", "安贞门站", "劲松站") for p in names)
+
+
+def test_the_same_question_from_several_pairs_is_one_candidate_with_every_near_miss():
+    # one species' fin counts beside three others': asked once, the three as near misses
+    counts = {"火斑笛鲷": 13, "黄足笛鲷": 14, "银纹笛鲷": 12, "黄鳍紫鱼": 11}
+    chunks = [chunk(f"f{k}#0", f"背鳍硬棘10枚，软条{n}枚；", title=name) for k, (name, n) in enumerate(counts.items())]
+    made = mined_candidates(chunks, ["confusable"], "r")
+    questions = [c.question for c in made.candidates]
+    assert len(questions) == len(set(questions)) >= 2
+    widest = max(made.candidates, key=lambda c: len(c.evidence))
+    assert len(widest.evidence) >= 3 and widest.generation.near_miss == [e.evidence_id for e in widest.evidence[1:]]
+    assert len({e.passage.text for e in widest.evidence}) == len(widest.evidence)
