@@ -150,6 +150,13 @@ class Answer:
         return self.grades.get(slot, 0)
 
 
+def discarded_by(responses: list[dict], usernames: dict[str, str]) -> list[str]:
+    """Return the users who discarded a record (Argilla's Discard: for a generated question, a person
+    rejecting it), sorted."""
+    return sorted(usernames.get(str(r.get("user_id")), str(r.get("user_id"))) for r in responses
+                  if r.get("status") == "discarded")
+
+
 def answers_of(responses: list[dict], usernames: dict[str, str]) -> list[Answer]:
     """Return the submitted answers of a record, one per user, from its responses as the Argilla
     API returns them ({"user_id", "status", "values": {question: {"value": ...}}}); a discarded

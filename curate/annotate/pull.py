@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from curate.annotate import adjudication as adj
 from curate.annotate.agreement import krippendorff_alpha, pairwise
 from curate.annotate.apply import Applied, apply_answers, disputes, merged_answer
-from curate.annotate.form import Answer, annotation_digest, answers_of
+from curate.annotate.form import Answer, annotation_digest, answers_of, discarded_by
 from curate.annotate.remote import argilla_errors, argilla_records
 from curate.annotate.state import connect, judge_suggestions_path, load_state, state_path
 from curate.dataset import DatasetStore, items_digest
@@ -50,6 +50,7 @@ class PullReport:
     adjudication_dataset: str | None = None                       # where they are adjudicated
     status_updates: int = 0                                       # Argilla records whose `status` metadata changed
     judge: JudgeSuggestionsPulled | None = None                   # submitted grades of the judge's suggestions
+    rejected: list[str] = field(default_factory=list)             # generated items their reviewers discarded
 
 
 def argilla_datasets(state: AnnotationState) -> dict[str, set[str]]:
@@ -168,6 +169,13 @@ def pull(workspace: Workspace, *, dataset: str, api_url: str | None = None, adju
                     answerability.setdefault(item_id, {})[answer.user] = answer.answerable
             if report.judge is not None and pushed.judge and answers:
                 report.judge.items[item_id] = judge_checks(pushed, answers)
+            discarded = discarded_by(record.get("responses") or [], usernames)
+            if item.source == "synthetic" and not answers and len(discarded) >= needed:
+                if item.status != "rejected":   # a generated question every reviewer discarded: rejected
+                    item.set_status("rejected", f"discarded in Argilla by {', '.join(discarded)}: a generated "
+                                    f"question its reviewers rejected", by=", ".join(discarded))
+                    report.rejected.append(item_id)
+                continue
             if len(answers) < needed:
                 report.pending += 1
                 continue

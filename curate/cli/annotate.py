@@ -126,6 +126,9 @@ def pull_command(ctx: click.Context, dataset: str, adjudicator: str | None, api_
     out.print(f"{dataset}: labelled {len(labelled)} ({len(adjudicated)} by adjudication), open disputes "
               f"{len(report.open_disputes)}, conflicts {len(report.conflicts)}, waiting for annotators "
               f"{report.pending}; status updated on {report.status_updates} Argilla records")
+    if report.rejected:
+        out.print(f"rejected {len(report.rejected)} generated questions their reviewers discarded: "
+                  f"{', '.join(report.rejected)}", soft_wrap=True)
     out.print(f"agreement: relevance alpha {agreement['relevance_alpha']} over {agreement['units']} doubly graded "
               f"candidates; answerability kappa {agreement['answerability_kappa']}")
     pairs = [(pair, v["agreement"], v["units"], agreement["answerability_kappa_pairs"].get(pair, {}).get("agreement"))

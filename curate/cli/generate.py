@@ -22,16 +22,28 @@ from curate.generate.run import GenerateReport, generate, parse_types
 @click.option("--keep-closed-book", is_flag=True, help="Keep (tagged) questions a model answers without retrieval.")
 @click.option("--show", type=click.IntRange(0, 1000), default=10, show_default=True,
               help="Kept questions to print.")
+@click.option("--push", is_flag=True, help="Send the added items to Argilla: a person confirms the evidence and near "
+              "misses and accepts, edits or discards each question.")
+@click.option("--pool-k", type=click.IntRange(1, 50), default=8, show_default=True, help="With --push: candidate "
+              "chunks per question.")
+@click.option("--argilla-workspace", default="curate", show_default=True)
+@click.option("--api-url", envvar="ARGILLA_API_URL", help="With --push: Argilla URL (env ARGILLA_API_URL); the key "
+              "is read from ARGILLA_API_KEY.")
 @click.pass_context
 def generate_command(ctx: click.Context, dataset: str, kb: str | None, n: int, types: str, seed: int,
-                     keep_closed_book: bool, show: int) -> None:
+                     keep_closed_book: bool, show: int, push: bool, pool_k: int, argilla_workspace: str,
+                     api_url: str | None) -> None:
     """Make questions from a KB snapshot: confusable pairs (near codes, near copies that differ in a number,
     date, name or negation) and unanswerable probes, mined without a model; filter every candidate in one pass
     (grounded, stands alone, right language, no duplicate) with its reason; add the kept ones to DATASET as
     synthetic drafts a person must review."""
     report = generate(workspace_of(ctx), dataset=dataset, kb=kb, n=n, types=parse_types(types), seed=seed,
-                      keep_closed_book=keep_closed_book)
+                      keep_closed_book=keep_closed_book, push=push, pool_k=pool_k, api_url=api_url,
+                      argilla_workspace=argilla_workspace)
     _print(report, show)
+    if report.pushed is not None:
+        click.echo(f"pushed {report.pushed.pushed} items to Argilla: a person accepts, edits (the corrected "
+                   f"question) or discards each; `curate annotate pull --dataset {dataset}` applies what they did")
 
 
 def _print(report: GenerateReport, show: int) -> None:

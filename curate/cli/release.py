@@ -15,6 +15,7 @@ from curate.errors import IntegrityError, SchemaVersionError
 from curate.records import DIFFICULTIES
 from curate.release import EXPORT_FORMATS, Releases, counts, resolve_items
 from curate.release import diff as run_diff
+from curate.release.changes import synthetic_lines
 from curate.release.scope import scope_lines
 from curate.release.store import scope_report
 from curate.release import export as run_export
@@ -40,6 +41,8 @@ def release(ctx: click.Context, dataset: str, message: str) -> None:
                f"sha256 {manifest.content_sha256[:16]}")
     for line in log.get("production_failures", []):
         click.echo(f"changelog: {line}")
+    for line in synthetic_lines(Releases(workspace, dataset).items(manifest.version), dataset):
+        click.echo(line, err=line.startswith("warning:"))
     if manifest.checks.leakage is None:
         ref = f"{dataset}@{manifest.version}"
         click.echo(f"note: {ref} has no leakage check, so `evalrun run` refuses it until "
@@ -157,5 +160,7 @@ def show(ctx: click.Context, ref: str) -> None:
     out.print(head)
     for line in scope_lines(scope):
         click.echo(line)
-    out.print(counts_table(None, counts(items), ("source", "answerable", "language", "qtype", "split",
+    out.print(counts_table(None, counts(items), ("source", "synthetic", "answerable", "language", "qtype", "split",
                                                  "difficulty", "status")))
+    for line in synthetic_lines(items, name):
+        click.echo(line, err=line.startswith("warning:"))

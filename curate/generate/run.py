@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curate.annotate.push import push as push_items
 from curate.dataset import DatasetStore
 from curate.dataset.locate import Locator
 from curate.errors import InputError
@@ -42,6 +43,7 @@ class GenerateReport:
     candidates: list[Candidate]
     folder: Path
     items: list[EvalItem] = field(default_factory=list)
+    pushed: object | None = None   # the Argilla push report, with --push
 
 
 def parse_types(text: str) -> list[str]:
@@ -64,9 +66,12 @@ def run_id(snapshot_id: str, types: Sequence[str], n: int, seed: int) -> str:
 
 
 def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: int = 20,
-             types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False) -> GenerateReport:
+             types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False, push: bool = False,
+             pool_k: int = 8, api_url: str | None = None, argilla_workspace: str = "curate") -> GenerateReport:
     """Make up to `n` questions of `types` from a KB snapshot and add the kept ones to `dataset` (see the
-    module docstring)."""
+    module docstring); with `push`, send the items it added to Argilla, where a person confirms the
+    evidence and near misses and accepts, edits (the corrected question) or discards the question (a
+    discarded one is rejected at the next `curate annotate pull`)."""
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", field="n")
     types = parse_types(",".join(types))
@@ -116,7 +121,12 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
             store.save(meta, [*items, *new])
         record.state = "complete"
         record.write(folder / "run.json")
-    return GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
+    report = GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
+    if push and (record.added or record.already):   # pushing again updates the records, keeps the answers
+        report.pushed = push_items(workspace, dataset=dataset, statuses=("draft",),
+                                   only=set(record.added) | set(record.already),
+                                   pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace)
+    return report
 
 
 def _choose(candidates: list[Candidate], quota: dict[str, int], seed: int, keep_closed_book: bool) -> list[Candidate]:

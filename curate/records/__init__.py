@@ -63,6 +63,7 @@ from curate.records.item import (
     UNRELEASED_STATUSES,
     Difficulty,
     EvalItem,
+    reviewed_by_person,
     Evidence,
     KeyPoint,
     Language,
@@ -125,5 +126,5 @@ __all__ = [
     "PromotedDuplicate", "PushedItem", "QTYPES", "QType", "RETRIEVAL_GRADES", "Record", "RelevanceGrade", "ReleaseManifest", "ReleaseScope", "SOURCES", "SPLITS",
     "STATUSES", "Scope", "ScopeCount", "ScopeCounts", "ScopeRule", "ScopeSettings", "SnapshotManifest", "Source", "Split", "SplitCheck", "Status", "StatusChange", "TokenUsage",
     "UNRELEASED_STATUSES", "Candidate", "CandidateEvidence", "CandidateKeyPoint", "FilterVerdict", "Generation",
-    "MinedPair", "Passage", "Probe", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_judged_grades", "read_jsonl", "retrieval_qrels", "validate_lines",
+    "MinedPair", "Passage", "Probe", "UnusableEvidence", "VersionedRecord", "WithheldPair", "evidence_groups", "extend_evidence", "extend_with_copies", "item_groups", "now", "read_judged_grades", "reviewed_by_person", "read_jsonl", "retrieval_qrels", "validate_lines",
 ]

@@ -169,3 +169,25 @@ class EvalItem(VersionedRecord):
             if getattr(self, key) is not None:
                 content[key] = getattr(self, key)
         return content
+
+
+REVIEWED = ("labelled", "verified")
+
+
+def reviewed_by_person(item: EvalItem) -> bool:
+    """Return whether a person has reviewed the item: its status is labelled or verified, and a change
+    to that status was made by people (annotators through `curate annotate pull`, or a named
+    adjudicator), not by a command that makes or moves items. A synthetic item counts as verified only
+    then: one whose file says `verified` without such a change is not.
+
+    >>> item = EvalItem(id="s1", question="What does LG-4031 mean?", language="en", source="synthetic")
+    >>> item.set_status("verified", "edited by hand", by="curate import")
+    >>> reviewed_by_person(item)
+    False
+    >>> item.set_status("labelled", "labelled by ann", by="curate annotate pull")
+    >>> reviewed_by_person(item)
+    True
+    """
+    return item.status in REVIEWED and any(
+        change.status == item.status and (change.by.startswith("curate annotate") or not change.by.startswith("curate"))
+        for change in item.status_history)
