@@ -13,12 +13,13 @@ _stderr = Console(stderr=True)
 
 
 def progress(items: Iterable[T], description: str, unit: str = "item", total: int | None = None,
-             status: Callable[[], str] | None = None) -> Iterator[T]:
-    """Yield `items`, drawing a progress bar on a terminal when there are enough of them to wait for;
-    `status()`, if given, is shown after the description and refreshed at every step (e.g. errors)."""
+             status: Callable[[], str] | None = None, at_least: int = 200) -> Iterator[T]:
+    """Yield `items`, drawing a progress bar on a terminal when there are enough of them to wait for
+    (`at_least`: 1 for slow steps, such as a model's answers); `status()`, if given, is shown after the
+    description and refreshed at every step (e.g. errors, the running cost)."""
     if total is None and isinstance(items, Sized):
         total = len(items)
-    if not _stderr.is_terminal or (total is not None and total < 200):
+    if not _stderr.is_terminal or (total is not None and total < at_least):
         yield from items
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 
-def console(stderr: bool = False) -> Console:
-    """Return a console on the current standard output (or error); wide enough when piped."""
+def console(stderr: bool = False, markup: bool = False) -> Console:
+    """Return a console on the current standard output (or error); wide enough when piped. No markup
+    unless asked: what curate prints is the user's text (a question "[x] 是什么", a title "[bold]"),
+    printed as written; `markup` is for a caller that escapes every text it did not write (evalrun's)."""
     width = None if os.environ.get("COLUMNS") else 120
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, emoji=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, emoji=False, markup=markup)
 
 
 # A cell that reads as a number, with its unit: "1,243", "-0.5", "91.7%", "+5.2 pts", "1,243 ms", "$0.0021", "<0.001".

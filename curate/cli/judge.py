@@ -62,7 +62,7 @@ def check_consistency_command(ctx: click.Context, dataset: str, repeat: int, k: 
                    "header?): the key was replaced by *** before they were cached or used", err=True)
     if stats.usage_left_out:
         problems = record.usage.usage_problems
-        out.print(f"[bold]{stats.usage_left_out} judge replies reported a usage that is no token count[/bold], left "
+        out.print(f"{stats.usage_left_out} judge replies reported a usage that is no token count, left "
                   f"out of the tokens and cost above (the verdicts stand): " + "; ".join(problems[:3])
                   + ("; ..." if len(problems) > 3 or stats.usage_left_out > len(problems) else ""), soft_wrap=True)
     rows = [(item_id, reason) for item_id, reasons in sorted(report.flagged.items()) for reason in reasons]

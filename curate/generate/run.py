@@ -21,7 +21,11 @@ from curate.dataset import DatasetStore
 from curate.dataset.locate import Locator
 from curate.errors import InputError
 from curate.fileio import atomic_write_bytes, jsonl_bytes
+from curate.generate import written
+from curate.generate.asking import NO_ENDPOINT, check_closed_book, make_judge, plan, write_questions
 from curate.generate.core import MINED_TYPES, MODEL_TYPES, TYPES, mined_candidates, quotas, sample, spread
+from curate.generate.endpoint import generator_config
+from curate.generate.estimate import Step, cost
 from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by
 from curate.generate.items import item_id, to_items
 from curate.index.kb_index import KBIndex
@@ -30,9 +34,6 @@ from curate.records import EvalItem
 from curate.records.generated import CANDIDATES, Candidate, FilterVerdict, GenerateRun
 from curate.workspace import Workspace
 
-NO_MODEL = ("written by a model through the [generator] or [judge] endpoint: not in this version of curate "
-            "generate; mined types are confusable and unanswerable")
-CLOSED_BOOK_UNASKED = "no model asked: mined questions are not checked closed-book in this version"
 
 
 @dataclass
@@ -44,6 +45,8 @@ class GenerateReport:
     folder: Path
     items: list[EvalItem] = field(default_factory=list)
     pushed: object | None = None   # the Argilla push report, with --push
+    plan: list[Step] | None = None   # with --dry-run: what the run would ask, step by step (nothing written)
+    plan_cost: float | None = None   # and what that costs at most (None: no price known)
 
 
 def parse_types(text: str) -> list[str]:
@@ -59,19 +62,23 @@ def parse_types(text: str) -> list[str]:
     return list(dict.fromkeys(types))
 
 
-def run_id(snapshot_id: str, types: Sequence[str], n: int, seed: int) -> str:
-    """Return the id of a run: 'g-' and 10 hex digits of the snapshot and the settings."""
-    key = f"{snapshot_id}|{','.join(types)}|{n}|{seed}"
+def run_id(snapshot_id: str, types: Sequence[str], n: int, seed: int, model: str | None = None) -> str:
+    """Return the id of a run: 'g-' and 10 hex digits of the snapshot, the settings and the model."""
+    key = f"{snapshot_id}|{','.join(types)}|{n}|{seed}" + (f"|{model}" if model else "")
     return "g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
 
 
 def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: int = 20,
-             types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False, push: bool = False,
-             pool_k: int = 8, api_url: str | None = None, argilla_workspace: str = "curate") -> GenerateReport:
+             types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False,
+             dry_run: bool = False, budget: float | None = None, budget_tokens: int | None = None,
+             push: bool = False, pool_k: int = 8, api_url: str | None = None,
+             argilla_workspace: str = "curate") -> GenerateReport:
     """Make up to `n` questions of `types` from a KB snapshot and add the kept ones to `dataset` (see the
-    module docstring); with `push`, send the items it added to Argilla, where a person confirms the
-    evidence and near misses and accepts, edits (the corrected question) or discards the question (a
-    discarded one is rejected at the next `curate annotate pull`)."""
+    module docstring). With a model ([generator] or [judge]), it writes single, multi_evidence and
+    conditional questions and asks every question closed-book; `dry_run` says what that would ask and
+    cost and writes nothing; `budget` (USD) and `budget_tokens` stop calls before they are exceeded.
+    With `push`, the run's items go to Argilla, where a person confirms the evidence and near misses and
+    accepts, edits or discards each question (a discarded one is rejected at the next pull)."""
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", field="n")
     types = parse_types(",".join(types))
@@ -83,50 +90,97 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
         if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
             raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
                              f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
-        run = run_id(snapshot_id, types, n, seed)
+        config = generator_config(workspace)
+        judge = make_judge(config, workspace.root / "cache" / "judge", budget, budget_tokens) if config else None
+        run = run_id(snapshot_id, types, n, seed, config.model if config else None)
         folder = store.folder(dataset) / "generated" / run
         index = KBIndex.open(workspace, snapshot_id)
         made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run)
-        record = GenerateRun(run=run, dataset=dataset, kb_snapshot=snapshot_id, types=types, n=n, seed=seed,
-                             state="running", closed_book=CLOSED_BOOK_UNASKED,
-                             mined=dict(Counter(p.kind for p in made.mined.pairs)
-                                        + Counter(f"probe:{p.kind}" for p in made.probes)),
-                             left_out=dict(made.mined.left_out), not_asked=dict(made.not_asked),
-                             not_made={t: NO_MODEL for t in types if t in MODEL_TYPES})
-        ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
-        others = [item for item in items if item.id not in ours]
-        candidates = apply_filters(made.candidates, existing=others, bm25=index.bm25,
-                                   chunk_ids=[c.chunk_id for c in index.chunks])
-        candidates = closed_book_verdicts(candidates, {}, keep=keep_closed_book,
-                                          why={c.candidate_id: CLOSED_BOOK_UNASKED for c in candidates})
-        kept = _choose(candidates, quotas(n, types), seed, keep_closed_book)
-        locator = Locator(index.chunks, snapshots.documents(snapshot_id))
-        new, failed = to_items([c for c in kept if item_id(c, snapshot_id) not in ours], locator=locator,
-                               snapshot_id=snapshot_id, file=str(folder / CANDIDATES), copies=index.copies)
-        chosen = {c.candidate_id for c in kept}
-        for candidate in candidates:
-            if candidate.candidate_id in failed:
-                candidate.filters["located"] = FilterVerdict(passed=False, reason=failed[candidate.candidate_id])
-            candidate.kept = candidate.candidate_id in chosen and candidate.candidate_id not in failed
-            candidate.item_id = item_id(candidate, snapshot_id) if candidate.kept else None
-        kept = [c for c in candidates if c.kept]
-        record.candidates, record.kept = len(candidates), len(kept)
-        record.by_type = _by_type(candidates)
-        record.added = [item.id for item in new]
-        record.already = sorted(c.item_id for c in kept if c.item_id in ours)
-        record.spread = spread(kept, len({c.doc_id for c in index.chunks}))
-        _write(folder, record, candidates, made)
-        if new:
-            meta.kb_snapshot = snapshot_id
-            store.save(meta, [*items, *new])
-        record.state = "complete"
-        record.write(folder / "run.json")
-    report = GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
+        asked_types = [t for t in types if t in MODEL_TYPES]
+        seeds, skipped = (written.seeds(index.chunks, asked_types, quotas(n, types), seed, index.copies)
+                          if judge is not None and asked_types else ([], Counter()))
+        record = _record(run, dataset, snapshot_id, types, n, seed, made, judge, budget, budget_tokens)
+        record.seeds, record.seeds_skipped = len(seeds), dict(skipped)
+        if dry_run:
+            steps = plan(judge, seeds, made.candidates) if judge is not None else []
+            price = judge.config.prices.get(judge.config.model) if judge is not None else None
+            return GenerateReport(record=record, candidates=made.candidates, folder=folder, plan=steps,
+                                  plan_cost=cost(steps, price) if steps else None)
+        new = _make(workspace, store, meta, items, record, made, seeds, judge, index, snapshots, folder,
+                    keep_closed_book)
+    report = GenerateReport(record=record, candidates=new[1], folder=folder, items=new[0])
     if push and (record.added or record.already):   # pushing again updates the records, keeps the answers
         report.pushed = push_items(workspace, dataset=dataset, statuses=("draft",),
                                    only=set(record.added) | set(record.already),
                                    pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace)
     return report
+
+
+def _record(run: str, dataset: str, snapshot_id: str, types: list[str], n: int, seed: int, made, judge,
+            budget: float | None, budget_tokens: int | None) -> GenerateRun:
+    """Return the run's record as it starts: what mining found, what cannot be made and why."""
+    model_types = [t for t in types if t in MODEL_TYPES]
+    return GenerateRun(
+        run=run, dataset=dataset, kb_snapshot=snapshot_id, types=types, n=n, seed=seed, state="running",
+        closed_book=(f"asked {judge.config.model} without context" if judge is not None
+                     else f"not checked: {NO_ENDPOINT}"),
+        model=judge.config.model if judge is not None else None,
+        mined=dict(Counter(p.kind for p in made.mined.pairs) + Counter(f"probe:{p.kind}" for p in made.probes)),
+        left_out=dict(made.mined.left_out), not_asked=dict(made.not_asked),
+        not_made={t: NO_ENDPOINT for t in model_types} if judge is None else {},
+        budget=judge.budget.describe() if judge is not None and judge.budget is not None else None)
+
+
+def _make(workspace, store, meta, items, record: GenerateRun, made, seeds, judge, index, snapshots, folder: Path,
+          keep_closed_book: bool) -> tuple[list[EvalItem], list[Candidate]]:
+    """Write the questions, filter every candidate, sample, add the kept ones to the dataset; return the
+    items added and every candidate."""
+    run, snapshot_id = record.run, record.kb_snapshot
+    written_ones, record.not_written = write_questions(judge, seeds, run) if judge is not None else ([], {})
+    ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
+    candidates = apply_filters(made.candidates + written_ones, existing=[i for i in items if i.id not in ours],
+                               bm25=index.bm25, chunk_ids=[c.chunk_id for c in index.chunks])
+    if judge is not None:
+        candidates = check_closed_book(judge, candidates, keep_closed_book)
+    else:
+        candidates = closed_book_verdicts(candidates, {}, keep=keep_closed_book,
+                                          why={c.candidate_id: f"not checked: {NO_ENDPOINT}" for c in candidates})
+    kept = _choose(candidates, quotas(record.n, record.types), record.seed, keep_closed_book)
+    locator = Locator(index.chunks, snapshots.documents(snapshot_id))
+    new, failed = to_items([c for c in kept if item_id(c, snapshot_id) not in ours], locator=locator,
+                           snapshot_id=snapshot_id, file=str(folder / CANDIDATES), copies=index.copies)
+    chosen = {c.candidate_id for c in kept}
+    for candidate in candidates:
+        if candidate.candidate_id in failed:
+            candidate.filters["located"] = FilterVerdict(passed=False, reason=failed[candidate.candidate_id])
+        candidate.kept = candidate.candidate_id in chosen and candidate.candidate_id not in failed
+        candidate.item_id = item_id(candidate, snapshot_id) if candidate.kept else None
+    kept = [c for c in candidates if c.kept]
+    _tally(record, candidates, kept, new, ours, judge, index)
+    _write(folder, record, candidates, made)
+    if new:
+        meta.kb_snapshot = snapshot_id
+        store.save(meta, [*items, *new])
+    record.state = "complete"
+    record.write(folder / "run.json")
+    return new, candidates
+
+
+def _tally(record: GenerateRun, candidates, kept, new, ours, judge, index) -> None:
+    """Put what the run made, kept, added and spent into its record."""
+    record.candidates, record.kept = len(candidates), len(kept)
+    record.by_type = _by_type(candidates)
+    for candidate_id in record.not_written:   # a seed the model gave no usable question for
+        row = record.by_type.setdefault(candidate_id.split("-")[0], {})
+        row["not written"] = row.get("not written", 0) + 1
+    record.added = [item.id for item in new]
+    record.already = sorted(c.item_id for c in kept if c.item_id in ours)
+    record.spread = spread(kept, len({c.doc_id for c in index.chunks}))
+    if judge is not None:
+        stats = judge.stats
+        record.calls = {"requests": stats.requests, "from the cache": stats.cache_hits}
+        record.tokens = {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens}
+        record.cost = stats.cost
 
 
 def _choose(candidates: list[Candidate], quota: dict[str, int], seed: int, keep_closed_book: bool) -> list[Candidate]:

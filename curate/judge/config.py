@@ -62,18 +62,23 @@ DEFAULT_MODEL = "judge"
 
 def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: str | None = None,
             api_key_env: str | None = None, timeout: float | None = None, concurrency: int | None = None,
-            max_retries: int | None = None) -> JudgeConfig:
-    """Return the judge settings: each from its flag, else the environment, else curate.toml."""
-    config = workspace.config().get("judge", {}) if workspace is not None else {}
+            max_retries: int | None = None, section: str = "judge") -> JudgeConfig:
+    """Return the judge settings: each from its flag, else the environment, else curate.toml's [judge].
+    `section` reads another endpoint's section of curate.toml the same way ([generator]: the model that
+    writes questions), without the judge's environment variables; its prices, when it gives none, are
+    the judge's."""
+    config = workspace.config().get(section, {}) if workspace is not None else {}
+    if section != "judge" and workspace is not None and "prices" not in config:
+        config = {**config, "prices": workspace.config().get("judge", {}).get("prices")}
 
     def pick(name: str, flag) -> tuple:
         """Return the setting and where it came from, as InputError's keyword arguments."""
         if flag is not None:
             return flag, {"field": FLAGS[name]}
-        if os.environ.get(ENV.get(name, "")):
+        if section == "judge" and os.environ.get(ENV.get(name, "")):
             return os.environ[ENV[name]], {"field": ENV[name]}
         # curate.toml's own values were checked, with their line, as the workspace read them
-        return config.get(name) or None, {"field": f"judge.{name}",
+        return config.get(name) or None, {"field": f"{section}.{name}",
                                           "file": str(workspace.config_path) if workspace is not None else None}
 
     (chosen_url, url_source), (chosen_model, _) = pick("base_url", base_url), pick("model", model)
@@ -93,13 +98,14 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
     response_format = config.get("response_format") or "json_object"
     if response_format not in RESPONSE_FORMATS:
         raise InputError(f"must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}",
-                         file=str(workspace.config_path) if workspace else None, field="judge.response_format")
+                         file=str(workspace.config_path) if workspace else None, field=f"{section}.response_format")
     prices = {}
     for name, price in (config.get("prices") or {}).items():
         try:
             prices[name] = (float(price["input"]), float(price["output"]))
         except (KeyError, TypeError, ValueError):
-            raise InputError(f"[judge.prices] {name} needs input and output prices per million tokens",
+            raise InputError(f"[{section}.prices] {name} needs input and output prices per million tokens (a model "
+                             f"name with a dot is quoted: [{section}.prices.\"qwen2.5-7b\"])",
                              file=str(workspace.config_path) if workspace else None, field="prices") from None
     return JudgeConfig(base_url=str(chosen_url), model=str(chosen_model),
                        api_key_env=chosen_key_env, timeout=chosen_timeout,

@@ -162,3 +162,15 @@ class GenerateRun(VersionedRecord):
                                "had added already (not added twice).")
     spread: Spread | None = Field(None, description="How the kept questions spread over the documents.")
     closed_book: str = Field("", description="How the closed-book filter ran: the model, or why it did not.")
+    model: str | None = Field(None, description="The model that wrote questions and answered closed-book, if any.")
+    seeds: int = Field(0, description="Seed chunks (or pairs) the model was asked to write a question from.")
+    seeds_skipped: dict[str, int] = Field(default_factory=dict, description="Chunks not used as seeds, by why.")
+    not_written: dict[str, str] = Field(default_factory=dict, description="Seeds that gave no candidate and why "
+                                        "(the call failed, the budget stopped it, a quote not in its chunk).")
+    calls: dict[str, int] = Field(default_factory=dict, description="Requests sent and answers served from the "
+                                  "cache (a run started again pays only for what it had not asked).")
+    tokens: dict[str, int] = Field(default_factory=dict, description="Prompt and completion tokens the endpoint "
+                                   "reported for the requests sent.")
+    cost: float | None = Field(None, description="USD those requests cost at the prices in curate.toml; None when "
+                               "no price is known (never 0 for unknown).")
+    budget: str | None = Field(None, description="The budget the run was held to (--budget, --budget-tokens).")

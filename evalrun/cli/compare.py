@@ -103,7 +103,7 @@ def print_comparison(comparison: Comparison, show_all: bool = False) -> None:
     """Print the permission leaks of both runs, the verdict, the headline, the primary rows, the exploratory
     rows (overall, and the subsets whose q-value is below alpha; every row with `show_all`), then the
     trade-offs."""
-    out = console()
+    out = console(markup=True)
     leaks = leak_comparison_lines(comparison.scope)
     for k, line in enumerate(leaks):   # a leak is a security finding: before the verdict
         loud = k == 0 and line.startswith("PERMISSION LEAKS")
@@ -148,7 +148,7 @@ def print_flips(comparison: Comparison) -> None:
 
     rows = [(f.metric, f.item_id, f.change, ", ".join(f.base_attribution) or "-", ", ".join(f.new_attribution) or "-",
              noise(f)) for f in comparison.flips]
-    console().print(table(f"{len(rows)} item flips of 0/1 metrics (lost: 1 -> 0, gained: 0 -> 1)",
+    console(markup=True).print(table(f"{len(rows)} item flips of 0/1 metrics (lost: 1 -> 0, gained: 0 -> 1)",
                           ("metric", "item", "change", "attribution in BASE", "attribution in NEW",
                            "judge flipped it too"), rows))
     for count in comparison.flip_counts:
@@ -290,7 +290,7 @@ def history_command(ctx: click.Context, folders: tuple[Path, ...], metrics: tupl
             click.echo(f"skipped run folder {run.folder}: {run.reason}")
         rows = [(p.started_at, p.version, p.kb_snapshot, p.target, p.metric, *format_summary(p.summary))
                 for p in points]
-        console().print(table(f"{len(runs)} runs of {runs[0].manifest.dataset} on {subset}, oldest first",
+        console(markup=True).print(table(f"{len(runs)} runs of {runs[0].manifest.dataset} on {subset}, oldest first",
                               ("started", "release", "KB snapshot", "target", "metric", "mean", "95% CI", "n"), rows))
         for line in alerts:
             click.echo(f"ALERT: {line}")

@@ -70,7 +70,7 @@ def push_command(ctx: click.Context, folder: Path, command_workspace: Path | Non
 def pull_command(ctx: click.Context, folder: Path, command_workspace: Path | None, api_url: str | None) -> None:
     """Store the submitted reviews in the run folder (reviews.jsonl); refuse those of another judge or answer."""
     report = pull(_workspace(ctx, command_workspace), folder, api_url=api_url)
-    out = console()
+    out = console(markup=True)
     out.print(f"{folder.name}: {report.reviews} reviews (reviewer x item x metric) from {report.records} records; "
               f"{report.waiting} records wait for reviewers", soft_wrap=True)
     if report.carried:
@@ -100,7 +100,7 @@ def calibrate_command(ctx: click.Context, folder: Path, command_workspace: Path 
     other = against or _rejudged_from(read_run(folder))
     if not has_reviews(folder) and other is None:
         calibrate_run(workspace, folder, width)   # says what is missing, in one line
-    out = console()
+    out = console(markup=True)
     if has_reviews(folder):
         found = calibrate_run(workspace, folder, width)
         for line in review_headline(found):

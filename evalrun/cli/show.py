@@ -97,7 +97,7 @@ def print_summary(folder: Path, workspace=None) -> None:
     run = scored_run(folder)
     summary = run.summary
     calibration = _calibration(folder, workspace)
-    out = console()
+    out = console(markup=True)
     for line in _headline(summary, run.scores) + (review_headline(calibration) if calibration else []):
         out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     overall = summary.metrics.get("all", {})
@@ -172,7 +172,7 @@ def print_by(folder: Path, field: str, metrics: tuple[str, ...] = ()) -> None:
         rows.append((name, "all", *format_summary(overall.get(name))))
         rows.extend((name, label.split("=", 1)[1], *format_summary(summary.metrics[label].get(name)))
                     for label in labels if name in summary.metrics[label])
-    out = console()
+    out = console(markup=True)
     for line in _headline(summary):
         out.print(line, soft_wrap=True)   # one line each, however long: a reader greps, a terminal wraps
     out.print(table(f"every metric by {field}", ("metric", field, "mean", "95% CI", "n"), rows))
@@ -208,7 +208,7 @@ def print_failures(folder: Path, attribution: str | None = None) -> None:
             for row in scored_run(folder).scores
             if (attribution in row.attribution if attribution else row.attribution or row.problems or row.apart)]
     title = f"{len(rows)} items " + (f"with {attribution}" if attribution else "with failures")
-    console().print(table(title, ("item", "attribution", "problems"), rows))
+    console(markup=True).print(table(title, ("item", "attribution", "problems"), rows))
 
 
 @click.command()

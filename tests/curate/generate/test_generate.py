@@ -27,7 +27,7 @@ def test_generate_adds_synthetic_drafts_with_evidence_and_near_misses(kb):
     assert "mined 23 near code, 2 probe:code" in out
     assert "type" in out and "candidates" in out and "kept" in out
     assert "added 12 items (source synthetic, status draft" in out
-    assert "closed-book check: no model asked" in out
+    assert "closed-book check: not checked: no model: set [generator] (or [judge])" in out
     items = DatasetStore(kb.workspace).items("gen")
     assert len(items) == 12
     for item in items:
@@ -99,9 +99,9 @@ def test_bad_types_and_a_dataset_on_another_snapshot_are_one_line(kb, data_dir):
     assert "refers to KB snapshot" in other.stderr and "curate remap" in other.stderr
 
 
-def test_model_types_are_said_not_made(kb):
+def test_model_types_without_a_model_are_said_not_made(kb):
     result = kb("generate", "--dataset", "gen", "--kb", "handbook", "--n", "4", "--types", "single,confusable")
-    assert "warning: single: not made: written by a model" in result.stderr
+    assert "warning: single: not made: no model: set [generator] (or [judge]) base_url" in result.stderr
     assert "added 4 items" in result.stdout    # confusable takes what single could not fill
 
 
