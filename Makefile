@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/add_failures.py
 	$(BIN)/python benchmarks/pii_masking.py
 	$(BIN)/python benchmarks/scope_cost.py
+	$(BIN)/python benchmarks/generate.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

@@ -66,6 +66,10 @@ curate grade --dataset handbook > /dev/null || true   # the new items join the g
 curate check-leakage --dataset handbook
 curate release --dataset handbook -m "November 2026 production failures"
 
+echo; echo "== questions made from the KB: near-miss codes and codes no document holds, mined without a model"
+# (a separate dataset: synthetic drafts stay out of the handbook until a person reviews them, --push)
+curate generate --dataset handbook-generated --kb handbook --n 8 --show 8
+
 echo; echo "== summary"
 for name in handbook@v2 cmrc2018@v1 scifact@v1; do
   curate show "$name"

@@ -1,9 +1,11 @@
 """`curate generate`: questions made from a KB snapshot, filtered in one pass, the kept ones added to a
 dataset as synthetic drafts (the pure parts: `core`, `filters`, `items`).
 
-A run is fixed by the snapshot and the settings (`run_id`), so the same command run again is the same
-run: killed before its items were saved, it makes them again (mining is deterministic); run after,
-it finds its items in the dataset and adds nothing twice. Everything it considered is written to
+A run is fixed by the snapshot, the settings and the model (`run_id`), so the same command run again is
+the same run: killed before its items were saved, it makes them again (mining is deterministic, the
+model's answers come from the cache); run after, it finds its items in the dataset and adds nothing
+twice. The model is asked without the dataset's lock; duplicates are decided, and items added, under
+it, against the items as they are then. Everything it considered is written to
 datasets/NAME/generated/RUN/: candidates.jsonl (every candidate, every filter's verdict), pairs.jsonl,
 probes.jsonl and run.json.
 """
@@ -26,10 +28,11 @@ from curate.generate.asking import NO_ENDPOINT, check_closed_book, make_judge, p
 from curate.generate.core import MINED_TYPES, MODEL_TYPES, TYPES, mined_candidates, quotas, sample, spread
 from curate.generate.endpoint import generator_config
 from curate.generate.estimate import Step, cost
-from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by
+from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by, duplicates
 from curate.generate.items import item_id, to_items
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore
+from curate.scope import read_scope_settings
 from curate.records import EvalItem
 from curate.records.generated import CANDIDATES, Candidate, FilterVerdict, GenerateRun
 from curate.workspace import Workspace
@@ -83,37 +86,68 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
         raise InputError(f"must be at least 1, got {n}", field="n")
     types = parse_types(",".join(types))
     store = DatasetStore(workspace)
+    meta, items = store.load_or_new(dataset)     # read as it is now; checked again under the lock below
+    snapshots = SnapshotStore(workspace)
+    snapshot_id = _snapshot(snapshots, dataset, kb, meta.kb_snapshot)
+    config = generator_config(workspace)
+    judge = make_judge(config, workspace.root / "cache" / "judge", budget, budget_tokens) if config else None
+    run = run_id(snapshot_id, types, n, seed, config.model if config else None)
+    folder = store.folder(dataset) / "generated" / run
+    index = KBIndex.open(workspace, snapshot_id)
+    made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run)
+    asked_types = [t for t in types if t in MODEL_TYPES]
+    seeds, skipped = (written.seeds(index.chunks, asked_types, quotas(n, types), seed, index.copies)
+                      if judge is not None and asked_types else ([], Counter()))
+    record = _record(run, dataset, snapshot_id, types, n, seed, made, judge, budget, budget_tokens)
+    record.seeds, record.seeds_skipped = len(seeds), dict(skipped)
+    if dry_run:
+        steps = plan(judge, seeds, made.candidates) if judge is not None else []
+        price = judge.config.prices.get(judge.config.model) if judge is not None else None
+        return GenerateReport(record=record, candidates=made.candidates, folder=folder, plan=steps,
+                              plan_cost=cost(steps, price) if steps else None)
+    # The model is asked without the dataset's lock (minutes of calls: other commands go on); what the
+    # dataset holds is read again under the lock, where duplicates are decided and items added.
+    written_ones, record.not_written = write_questions(judge, seeds, run) if judge is not None else ([], {})
+    candidates = _filtered(made.candidates + written_ones, items, run, index, judge, keep_closed_book)
+    _spent(record, judge)
     with store.writing(dataset):
         meta, items = store.load_or_new(dataset)
-        snapshots = SnapshotStore(workspace)
-        snapshot_id = snapshots.resolve(kb or meta.kb_snapshot)
-        if meta.kb_snapshot and meta.kb_snapshot != snapshot_id:
-            raise InputError(f"dataset '{dataset}' refers to KB snapshot {meta.kb_snapshot}, not {snapshot_id}; "
-                             f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
-        config = generator_config(workspace)
-        judge = make_judge(config, workspace.root / "cache" / "judge", budget, budget_tokens) if config else None
-        run = run_id(snapshot_id, types, n, seed, config.model if config else None)
-        folder = store.folder(dataset) / "generated" / run
-        index = KBIndex.open(workspace, snapshot_id)
-        made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run)
-        asked_types = [t for t in types if t in MODEL_TYPES]
-        seeds, skipped = (written.seeds(index.chunks, asked_types, quotas(n, types), seed, index.copies)
-                          if judge is not None and asked_types else ([], Counter()))
-        record = _record(run, dataset, snapshot_id, types, n, seed, made, judge, budget, budget_tokens)
-        record.seeds, record.seeds_skipped = len(seeds), dict(skipped)
-        if dry_run:
-            steps = plan(judge, seeds, made.candidates) if judge is not None else []
-            price = judge.config.prices.get(judge.config.model) if judge is not None else None
-            return GenerateReport(record=record, candidates=made.candidates, folder=folder, plan=steps,
-                                  plan_cost=cost(steps, price) if steps else None)
-        new = _make(workspace, store, meta, items, record, made, seeds, judge, index, snapshots, folder,
+        _snapshot(snapshots, dataset, kb, meta.kb_snapshot, snapshot_id)
+        new = _make(workspace, store, meta, items, record, made, candidates, index, snapshots, folder,
                     keep_closed_book)
-    report = GenerateReport(record=record, candidates=new[1], folder=folder, items=new[0])
+    report = GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
     if push and (record.added or record.already):   # pushing again updates the records, keeps the answers
         report.pushed = push_items(workspace, dataset=dataset, statuses=("draft",),
                                    only=set(record.added) | set(record.already),
                                    pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace)
     return report
+
+
+def _snapshot(snapshots: SnapshotStore, dataset: str, kb: str | None, dataset_snapshot: str | None,
+              expected: str | None = None) -> str:
+    """Return the snapshot the run is made from (--kb, else the dataset's); refuse one the dataset does not
+    refer to, or, under the lock, one that moved since the run began."""
+    snapshot_id = snapshots.resolve(kb or dataset_snapshot)
+    if dataset_snapshot and dataset_snapshot != snapshot_id:
+        raise InputError(f"dataset '{dataset}' refers to KB snapshot {dataset_snapshot}, not {snapshot_id}; "
+                         f"run `curate remap --dataset {dataset} --kb {snapshot_id}` first", field="kb")
+    if expected is not None and snapshot_id != expected:
+        raise InputError(f"KB '{kb}' moved to snapshot {snapshot_id} while this run made questions from {expected}: "
+                         f"run the command again", field="kb")
+    return snapshot_id
+
+
+def _filtered(candidates: list[Candidate], items: list[EvalItem], run: str, index: KBIndex, judge,
+              keep_closed_book: bool) -> list[Candidate]:
+    """Return the candidates with every filter's verdict (duplicates against `items` as read before the
+    lock: decided again under it) and, with a model, the closed-book check."""
+    ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
+    candidates = apply_filters(candidates, existing=[i for i in items if i.id not in ours],
+                               bm25=index.bm25, chunk_ids=[c.chunk_id for c in index.chunks])
+    if judge is not None:
+        return check_closed_book(judge, candidates, keep_closed_book)
+    return closed_book_verdicts(candidates, {}, keep=keep_closed_book,
+                                why={c.candidate_id: f"not checked: {NO_ENDPOINT}" for c in candidates})
 
 
 def _record(run: str, dataset: str, snapshot_id: str, types: list[str], n: int, seed: int, made, judge,
@@ -131,24 +165,22 @@ def _record(run: str, dataset: str, snapshot_id: str, types: list[str], n: int, 
         budget=judge.budget.describe() if judge is not None and judge.budget is not None else None)
 
 
-def _make(workspace, store, meta, items, record: GenerateRun, made, seeds, judge, index, snapshots, folder: Path,
-          keep_closed_book: bool) -> tuple[list[EvalItem], list[Candidate]]:
-    """Write the questions, filter every candidate, sample, add the kept ones to the dataset; return the
-    items added and every candidate."""
+def _make(workspace, store, meta, items, record: GenerateRun, made, candidates: list[Candidate], index, snapshots,
+          folder: Path, keep_closed_book: bool) -> list[EvalItem]:
+    """Under the dataset's lock: decide duplicates against the items as they are now, sample, add the kept
+    ones; return the items added."""
     run, snapshot_id = record.run, record.kb_snapshot
-    written_ones, record.not_written = write_questions(judge, seeds, run) if judge is not None else ([], {})
     ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
-    candidates = apply_filters(made.candidates + written_ones, existing=[i for i in items if i.id not in ours],
-                               bm25=index.bm25, chunk_ids=[c.chunk_id for c in index.chunks])
-    if judge is not None:
-        candidates = check_closed_book(judge, candidates, keep_closed_book)
-    else:
-        candidates = closed_book_verdicts(candidates, {}, keep=keep_closed_book,
-                                          why={c.candidate_id: f"not checked: {NO_ENDPOINT}" for c in candidates})
+    eligible = [all(c.filters[f].passed is not False for f in ("grounded", "standalone", "language"))
+                for c in candidates]
+    for candidate, verdict in zip(candidates, duplicates(candidates, [i for i in items if i.id not in ours],
+                                                         eligible=eligible)):
+        candidate.filters["duplicate"] = verdict
     kept = _choose(candidates, quotas(record.n, record.types), record.seed, keep_closed_book)
     locator = Locator(index.chunks, snapshots.documents(snapshot_id))
     new, failed = to_items([c for c in kept if item_id(c, snapshot_id) not in ours], locator=locator,
-                           snapshot_id=snapshot_id, file=str(folder / CANDIDATES), copies=index.copies)
+                           snapshot_id=snapshot_id, file=str(folder / CANDIDATES), copies=index.copies,
+                           settings=read_scope_settings(workspace))
     chosen = {c.candidate_id for c in kept}
     for candidate in candidates:
         if candidate.candidate_id in failed:
@@ -156,18 +188,27 @@ def _make(workspace, store, meta, items, record: GenerateRun, made, seeds, judge
         candidate.kept = candidate.candidate_id in chosen and candidate.candidate_id not in failed
         candidate.item_id = item_id(candidate, snapshot_id) if candidate.kept else None
     kept = [c for c in candidates if c.kept]
-    _tally(record, candidates, kept, new, ours, judge, index)
+    _tally(record, candidates, kept, new, ours, index)
     _write(folder, record, candidates, made)
     if new:
         meta.kb_snapshot = snapshot_id
         store.save(meta, [*items, *new])
     record.state = "complete"
     record.write(folder / "run.json")
-    return new, candidates
+    return new
 
 
-def _tally(record: GenerateRun, candidates, kept, new, ours, judge, index) -> None:
-    """Put what the run made, kept, added and spent into its record."""
+def _spent(record: GenerateRun, judge) -> None:
+    """Put what the model was asked and cost into the run's record."""
+    if judge is not None:
+        stats = judge.stats
+        record.calls = {"requests": stats.requests, "from the cache": stats.cache_hits}
+        record.tokens = {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens}
+        record.cost = stats.cost
+
+
+def _tally(record: GenerateRun, candidates, kept, new, ours, index) -> None:
+    """Put what the run made, kept and added into its record."""
     record.candidates, record.kept = len(candidates), len(kept)
     record.by_type = _by_type(candidates)
     for candidate_id in record.not_written:   # a seed the model gave no usable question for
@@ -176,11 +217,6 @@ def _tally(record: GenerateRun, candidates, kept, new, ours, judge, index) -> No
     record.added = [item.id for item in new]
     record.already = sorted(c.item_id for c in kept if c.item_id in ours)
     record.spread = spread(kept, len({c.doc_id for c in index.chunks}))
-    if judge is not None:
-        stats = judge.stats
-        record.calls = {"requests": stats.requests, "from the cache": stats.cache_hits}
-        record.tokens = {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens}
-        record.cost = stats.cost
 
 
 def _choose(candidates: list[Candidate], quota: dict[str, int], seed: int, keep_closed_book: bool) -> list[Candidate]:

@@ -113,3 +113,22 @@ def test_generated_items_keep_their_generation_record_in_a_release_row(kb):
         assert isinstance(row["generation"]["features"], str)    # JSON text, as difficulty_features
         back = item_from_row(row)
         assert back.generation == item.generation and back == item
+
+
+def test_a_question_about_last_years_rule_is_asked_as_of_last_year(curate):
+    # the scoped handbook: the 2025 and 2026 support policies differ in a few numbers; a question about the
+    # 2025 side holds for 2025 (its evidence usable then, never stale), the 2026 one for 2026
+    from curate.kb import SnapshotStore
+    from curate.scope import ScopeIndex, usable_view
+    curate("kb", "ingest", HANDBOOK / "docs", HANDBOOK / "scoped", "--name", "handbook")
+    curate("generate", "--dataset", "gen", "--kb", "handbook", "--n", "40", "--types", "confusable")
+    items = [i for i in DatasetStore(curate.workspace).items("gen") if "support-sla" in i.evidence[0].doc_id]
+    assert items
+    snapshots = SnapshotStore(curate.workspace)
+    index = ScopeIndex(snapshots.chunks(snapshots.resolve("handbook")))
+    for item in items:
+        year = "2025" if "2025" in item.evidence[0].doc_id else "2026"
+        assert item.as_of == f"{year}-01-01"
+        view = usable_view(item, index)
+        assert view.item.answerable and not view.declined_because
+        assert not [u for u in view.unusable if u.evidence_id == "e1"]     # the evidence is usable then

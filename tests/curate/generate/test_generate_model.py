@@ -138,3 +138,50 @@ def test_the_real_local_model_writes_through_the_http_path(curate, llama):
     assert record.seeds == 3 and len(record.not_written) + sum(
         row.get("candidates", 0) for row in record.by_type.values()) == 3
     assert "model smollm2:" in result.stdout
+
+
+def test_killed_mid_generation_and_started_again_it_pays_for_no_answer_twice(scripted):
+    import sys
+    from tests.support.processes import Watched, wait_until
+    curate, server = scripted
+    server.delay = 0.2
+    text = curate.workspace.config_path.read_text(encoding="utf-8")
+    curate.workspace.config_path.write_text(text.replace('model = "writer"\n', 'model = "writer"\nconcurrency = 1\n', 1),
+                                            encoding="utf-8")
+    args = [sys.executable, "-c", "from curate.cli.main import main; main()", "--workspace",
+            str(curate.workspace.root), "generate", "--dataset", "gen", "--kb", "handbook", "--n", "6",
+            "--types", "single"]
+    first = Watched(args)
+    wait_until(lambda: server.requests >= 3, "three answers written")
+    first.kill()                                      # SIGKILL, one request perhaps in flight
+    answered = server.requests
+    assert not (curate.workspace.datasets_dir / "gen" / "items.jsonl").exists()   # nothing half-added
+    server.delay = 0.0
+
+    def record():
+        return GenerateRun.read(next((curate.workspace.datasets_dir / "gen" / "generated").iterdir()) / "run.json")
+    curate("generate", "--dataset", "gen", "--kb", "handbook", "--n", "6", "--types", "single")
+    resumed = record()
+    curate("generate", "--dataset", "gen", "--kb", "handbook", "--n", "6", "--types", "single")
+    needed = record().calls["from the cache"]         # a third run: every answer the run needs, all cached
+    assert record().calls["requests"] == 0 and resumed.state == "complete"
+    # the killed run's answers came from the cache (but the one in flight when it died): none paid twice
+    assert resumed.calls["from the cache"] >= answered - 1
+    assert resumed.calls["requests"] + resumed.calls["from the cache"] == needed
+    assert server.requests <= needed + 1
+
+
+def test_two_runs_at_once_add_no_question_twice(scripted):
+    # both ask the model at the same time (no lock held); each decides duplicates under the dataset's lock
+    import sys
+    from tests.support.processes import Watched
+    curate, server = scripted
+    server.delay = 0.05
+    runs = [Watched([sys.executable, "-c", "from curate.cli.main import main; main()", "--workspace",
+                     str(curate.workspace.root), "generate", "--dataset", "gen", "--kb", "handbook", "--n", "10",
+                     "--types", "single,confusable", "--seed", str(seed)]) for seed in (1, 2)]
+    for run in runs:
+        out, err = run.communicate()
+        assert run.returncode == 0, err
+    items = DatasetStore(curate.workspace).items("gen")
+    assert len(items) > 10 and len({i.question for i in items}) == len(items) == len({i.id for i in items})
