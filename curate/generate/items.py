@@ -17,6 +17,8 @@ from curate.formats.raw import RawItem
 from curate.records import EvalItem, Scope, ScopeSettings
 from curate.records.generated import Candidate
 
+CLOSED_BOOK_TAG = "closed-book"
+"""The tag of a kept question a model answered without retrieval (--keep-closed-book): its own subset."""
 REVIEW = ("generated ({method}): a person must confirm its evidence and near misses and accept, edit or "
           "reject the question")
 
@@ -43,6 +45,9 @@ def raw_item(candidate: Candidate, file: str, line: int, scope: Scope | None = N
               "key_points": [{"text": k.text, "evidence_ids": k.evidence_ids} for k in candidate.key_points]}
     if candidate.reference_answer:
         fields["reference_answer"] = candidate.reference_answer
+    closed_book = candidate.filters.get("closed_book")
+    if closed_book is not None and closed_book.passed is False:   # kept by --keep-closed-book: tagged
+        fields["tags"] = [CLOSED_BOOK_TAG]
     if scope is not None and scope.groups:
         fields["asker_groups"] = list(scope.groups)
     if scope is not None and (scope.valid_from or scope.version):

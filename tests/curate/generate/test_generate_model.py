@@ -96,8 +96,9 @@ def test_a_question_the_model_answers_closed_book_is_dropped_unless_kept(curate)
         assert known["filters"]["closed_book"]["passed"] is False and not known["kept"]
         kept = curate("generate", "--dataset", "kept", "--kb", "handbook", "--n", "30", "--types", "confusable",
                       "--keep-closed-book")
-        questions = {i.question for i in DatasetStore(curate.workspace).items("kept")}
-        assert "What does LG-4031 mean?" in questions and "added" in kept.stdout
+        by_question = {i.question: i for i in DatasetStore(curate.workspace).items("kept")}
+        assert "added" in kept.stdout and by_question["What does LG-4031 mean?"].tags == ["closed-book"]
+        assert all(i.tags == [] for q, i in by_question.items() if q != "What does LG-4031 mean?")
     finally:
         server.close()
 
