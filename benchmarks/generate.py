@@ -5,8 +5,8 @@ writes benchmarks/results/generate.json. Without an endpoint given it starts the
 tests use (SmolLM2-135M under llama.cpp, the output schema sent with each request): what it writes is a
 plumbing figure (calls, tokens, time, what the filters say of poor questions), not what a capable model writes.
 
-The KB is a slice of CMRC2018 (../shared/data/cmrc2018/cmrc2018_dev.json, else the bundled sample): the first N
-paragraphs, one chunk each, titled by their article. Measured, in one run:
+The KB is a slice of CMRC2018 (../shared/data/cmrc2018/cmrc2018_dev.json, else the bundled sample): the first
+articles, N paragraphs in all, a document an article titled by it, in structure chunks of up to 600 characters. Measured, in one run:
 
 - mining alone (`--types confusable,unanswerable`): pairs, probes, candidates, seconds;
 - `--dry-run` of the whole run: the calls, tokens and cost it says before any call;
@@ -43,17 +43,21 @@ ALL = "single,multi_evidence,conditional,confusable,unanswerable"
 
 
 def documents(paragraphs: int) -> tuple[Path, list[dict]]:
-    """Return the CMRC2018 file used and its first `paragraphs` paragraphs as documents with titles."""
+    """Return the CMRC2018 file used and its first articles, `paragraphs` paragraphs in all, one document an
+    article (its paragraphs as paragraphs), titled by it."""
     source = SHARED if SHARED.exists() else SAMPLE
-    found = []
+    found, taken = [], 0
     for article in json.loads(source.read_text(encoding="utf-8"))["data"]:
-        for k, paragraph in enumerate(article["paragraphs"]):
-            found.append({"doc_id": f"{article['id']}-{k}", "title": article["title"], "text": paragraph["context"]})
-    return source, found[:paragraphs]
+        if taken >= paragraphs:
+            break
+        texts = [p["context"] for p in article["paragraphs"]][:paragraphs - taken]
+        taken += len(texts)
+        found.append({"doc_id": article["id"], "title": article["title"], "text": "\n\n".join(texts)})
+    return source, found
 
 
 def build(root: Path, base_url: str, model: str, key_env: str | None, paragraphs: int, schema: bool) -> Path:
-    """Make the workspace: the KB of the slice, one chunk a paragraph, and the [generator] endpoint."""
+    """Make the workspace: the KB of the slice and the [generator] endpoint."""
     workspace = root / "ws"
     subprocess.run([*CURATE, "init", str(workspace)], check=True, capture_output=True)
     config = (f'\n[generator]\nbase_url = "{base_url}"\nmodel = "{model}"\nmax_tokens = 400\nconcurrency = 2\n'
@@ -64,7 +68,7 @@ def build(root: Path, base_url: str, model: str, key_env: str | None, paragraphs
     jsonl = root / "cmrc.jsonl"
     jsonl.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
     subprocess.run([*CURATE, "--workspace", str(workspace), "kb", "ingest", str(jsonl), "--name", "cmrc",
-                    "--chunker", "one_per_document"], check=True, capture_output=True)
+                    "--chunker", "structure", "--chunk-size", "600"], check=True, capture_output=True)
     return workspace
 
 
@@ -108,10 +112,20 @@ def measure(workspace: Path, n: int) -> dict:
             "dry_run": plan, "cold": {"seconds": round(cold_s, 1), "requests": cold["calls"].get("requests", 0),
                                       "cached": cold["calls"].get("from the cache", 0), "tokens": cold["tokens"],
                                       "seeds": cold["seeds"], "not_written": len(cold["not_written"]),
+                                      "not_written_why": _kinds(cold["not_written"]),
                                       "by_type": cold["by_type"], "kept": cold["kept"], "spread": cold["spread"]},
             "warm": {"seconds": round(warm_s, 1), "requests": warm["calls"].get("requests", 0),
                      "cached": warm["calls"].get("from the cache", 0)},
             "kept_by_bm25_rank": bm25_split(candidates), "output": cold_out[-3000:]}
+
+
+def _kinds(not_written: dict[str, str]) -> dict[str, int]:
+    """Return why seeds gave no question, counted by kind (details dropped)."""
+    kinds: dict[str, int] = {}
+    for why in not_written.values():
+        kind = why.removeprefix("no answer from the model: ").split(":")[0].split(" (")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [(kind, *(f"{k}: {v}" for k, v in row.items())) for kind, row in cold["by_type"].items()]
     width = max(len(r) for r in rows) if rows else 1
     print_table(("type", *[""] * (width - 1)), [r + ("",) * (width - len(r)) for r in rows])
+    print(f"seeds that gave no question, by why: {cold['not_written_why']}")
     print(f"kept answerable questions by BM25 rank of their evidence: {figures['kept_by_bm25_rank']}")
     if server is not None:
         print("model: SmolLM2-135M (the tests' local model): a plumbing figure, not what a capable model writes")
