@@ -67,6 +67,7 @@ from curate.judge.config import JudgeConfig
 from curate.judge.config import resolve as resolve_judge
 from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
 from curate.failures.add import add_failures
+from curate.generate.mine import CODE as CODE_PATTERN
 from curate.generate.run import generate
 from curate.kb import SnapshotStore, import_chunks, ingest
 from curate.locks import Busy, writing
@@ -107,6 +108,7 @@ from curate.scope import (
     usable_view,
     version_order,
 )
+from curate.text.normalize import fold, language_of
 from curate.text.salient import salient
 from curate.text.sentences import sentence_spans
 from curate.toml_file import loads_toml, read_toml
@@ -119,7 +121,7 @@ __all__ = [
     "InputError", "IntegrityError", "InvalidRecords", "Judge", "JudgeConfig", "JudgeUsage", "LeakageCheck",
     "NotFound", "Prompt", "PromptSet", "Record", "ReleaseManifest", "Releases", "SchemaVersionError", "Scope", "ScopeSettings",
     "SnapshotStore", "Verdict", "VerdictOutput", "VersionedRecord", "WORKSPACE_ENV", "Workspace", "WorkspaceError", "__version__",
-    "add_failures", "generate", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
+    "CODE_PATTERN", "add_failures", "fold", "generate", "language_of", "atomic_directory", "atomic_write_bytes", "atomic_write_json", "check_base_url", "check_dups",
     "check_leakage", "checked_cost", "checked_tokens", "cut", "dumps_json", "evidence_groups", "find_workspace",
     "grade", "import_chunks", "import_items", "ingest", "init_workspace", "item_groups", "items_digest",
     "iter_json_objects", "jsonl_bytes", "load_release", "loads_json", "loads_toml", "now", "open_workspace",
