@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel
 
+from curate.checks.copies import edit_runs
 from curate.generate.passages import ChunkPassage, chunk_passages, passage
 from curate.index.minhash import candidate_pairs, signatures
 from curate.index.ngrams import NgramIndex
@@ -146,14 +146,7 @@ def differences(a: str, b: str) -> list[tuple[str, str]] | None:
     """
     folded_a, index_a = fold_with_map(a)
     folded_b, index_b = fold_with_map(b)
-    changes: list[list[int]] = []   # [a start, a end, b start, b end] of each run of edits, folded
-    for op in Indel.opcodes(folded_a, folded_b):
-        if op.tag == "equal":
-            continue
-        if changes and changes[-1][1] == op.src_start and changes[-1][3] == op.dest_start:
-            changes[-1][1], changes[-1][3] = op.src_end, op.dest_end
-        else:
-            changes.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+    changes = edit_runs(folded_a, folded_b)   # [a start, a end, b start, b end] of each run, folded
     spans: list[list[int]] = []     # the same, widened to whole tokens of the texts themselves
     for i1, i2, j1, j2 in changes:
         if max(i2 - i1, j2 - j1) > MAX_RUN_CHARS:
