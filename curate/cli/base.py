@@ -151,6 +151,19 @@ def workspace_of(ctx: click.Context, explicit: Path | None = None) -> Workspace:
     return find_workspace(explicit=explicit or ctx.find_root().params.get("workspace"))
 
 
+def push_options(command):
+    """Add --pool-k, --argilla-workspace and --api-url to a command whose --push sends the items it added to
+    Argilla (`curate.annotate.push.push` takes them)."""
+    for option in reversed([
+            click.option("--pool-k", type=click.IntRange(1, 50), default=8, show_default=True,
+                         help="With --push: candidate chunks per question."),
+            click.option("--argilla-workspace", default="curate", show_default=True),
+            click.option("--api-url", envvar="ARGILLA_API_URL", help="With --push: Argilla URL (env ARGILLA_API_URL); "
+                         "the key is read from ARGILLA_API_KEY.")]):
+        command = option(command)
+    return command
+
+
 def asker_options(command):
     """Add --asker-role, --asker-groups and --as-of to a command that reads records of questions: who asks
     and when, for the records that do not say (`asker_defaults` turns them into the library's `asker`)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from curate.cli.display import console, report_skipped, short, table
-from curate.cli.base import asker_defaults, asker_options, workspace_of
+from curate.cli.base import asker_defaults, asker_options, push_options, workspace_of
 from curate.failures.add import add_failures
 from curate.failures.pii import NOT_MASKED
 
@@ -26,11 +26,7 @@ from curate.failures.pii import NOT_MASKED
               "batch record: not semantically deduplicated).")
 @click.option("--push", is_flag=True, help="Send the new items to Argilla, production's retrieved chunks among "
               "their candidates.")
-@click.option("--pool-k", type=click.IntRange(1, 50), default=8, show_default=True, help="With --push: candidate "
-              "chunks per question.")
-@click.option("--argilla-workspace", default="curate", show_default=True)
-@click.option("--api-url", envvar="ARGILLA_API_URL", help="With --push: Argilla URL (env ARGILLA_API_URL); the key "
-              "is read from ARGILLA_API_KEY.")
+@push_options
 @asker_options
 @click.pass_context
 def add_failures_command(ctx: click.Context, logs: tuple[Path, ...], dataset: str, month: str, kb: str | None,

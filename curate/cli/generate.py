@@ -6,8 +6,9 @@ from collections import Counter
 
 import click
 
-from curate.cli.base import workspace_of
+from curate.cli.base import push_options, workspace_of
 from curate.cli.display import console, short, table
+from curate.generate.asking import why_kind
 from curate.generate.core import MINED_TYPES, TYPES
 from curate.generate.filters import dropped_by
 from curate.generate.run import GenerateReport, generate, parse_types
@@ -32,11 +33,7 @@ from curate.generate.run import GenerateReport, generate, parse_types
               help="Kept questions to print.")
 @click.option("--push", is_flag=True, help="Send the added items to Argilla: a person confirms the evidence and near "
               "misses and accepts, edits or discards each question.")
-@click.option("--pool-k", type=click.IntRange(1, 50), default=8, show_default=True, help="With --push: candidate "
-              "chunks per question.")
-@click.option("--argilla-workspace", default="curate", show_default=True)
-@click.option("--api-url", envvar="ARGILLA_API_URL", help="With --push: Argilla URL (env ARGILLA_API_URL); the key "
-              "is read from ARGILLA_API_KEY.")
+@push_options
 @click.pass_context
 def generate_command(ctx: click.Context, dataset: str, kb: str | None, n: int, types: str, seed: int,
                      keep_closed_book: bool, dry_run: bool, budget: float | None, budget_tokens: int | None,
@@ -116,7 +113,7 @@ def _print(report: GenerateReport, show: int) -> None:
                   f"{sum(record.tokens.values()):,} tokens, {cost}" + (f"; budget {record.budget}" if record.budget
                                                                       else ""), soft_wrap=True)
     if record.not_written:
-        reasons = Counter(_kind(why) for why in record.not_written.values())
+        reasons = Counter(why_kind(why) for why in record.not_written.values())
         click.echo(f"warning: {len(record.not_written):,} seeds gave no question: "
                    + "; ".join(f"{n:,} {why}" for why, n in reasons.most_common()), err=True)
     added = f"added {len(record.added):,} items (source synthetic, status draft: a person must review each)"
@@ -139,12 +136,3 @@ def _chunks(candidate, graded) -> str:
     ids = dict.fromkeys(e.passage.chunk_id for e in candidate.evidence if graded(e.grade))
     return ", ".join(ids) or "-"
 
-
-def _kind(why: str) -> str:
-    """Return the kind of reason a seed gave no question: the model's failure without its details ('not
-    asked: the judge budget ($0.50) would be exceeded' is 'the budget would be exceeded'), or the check
-    the answer failed ('quote not in the seed chunk')."""
-    why = why.removeprefix("no answer from the model: ")
-    if "budget" in why and "would be exceeded" in why:
-        return "not asked: the budget would be exceeded"
-    return why.split(":")[0].split(" (")[0]
