@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from common import machine, print_table, save_json  # noqa: E402
+
+from curate.generate.asking import why_kind  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "generate.json"
 SHARED = REPO.parent / "shared" / "data" / "cmrc2018" / "cmrc2018_dev.json"
@@ -120,12 +123,8 @@ def measure(workspace: Path, n: int) -> dict:
 
 
 def _kinds(not_written: dict[str, str]) -> dict[str, int]:
-    """Return why seeds gave no question, counted by kind (details dropped)."""
-    kinds: dict[str, int] = {}
-    for why in not_written.values():
-        kind = why.removeprefix("no answer from the model: ").split(":")[0].split(" (")[0]
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
+    """Return why seeds gave no question, counted by kind (curate's `why_kind`)."""
+    return dict(Counter(why_kind(why) for why in not_written.values()))
 
 
 def main(argv: list[str] | None = None) -> int:

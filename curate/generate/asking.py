@@ -7,21 +7,35 @@ budget stops calls before it is exceeded, and a refused call is said, never a si
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from curate.generate.estimate import Step, closed_book_expected, estimate
-from curate.generate.filters import closed_book_verdicts
+from curate.generate.filters import closed_book_verdicts, decide
 from curate.generate.written import Seed, candidates_from, closed_book_answers, closed_book_requests, requests
 from curate.judge.budget import Budget
-from curate.judge.client import Judge, Verdict
+from curate.judge.client import Judge, Verdict, reason_kind
 from curate.judge.config import JudgeConfig
 from curate.judge.prompts import Prompt
-from curate.progress import progress
 from curate.records.generated import Candidate
 
 NO_ENDPOINT = ("no model: set [generator] (or [judge]) base_url and model in curate.toml, or "
                "CURATE_JUDGE_BASE_URL and CURATE_JUDGE_MODEL")
+
+
+def why_kind(why: str) -> str:
+    """Return the kind of reason a seed gave no question, without its details: the model's failure
+    (`reason_kind`; a budget refusal says so: 'not asked: the budget would be exceeded'), or the check
+    its answer failed ('quote not in the seed chunk').
+
+    >>> why_kind("no answer from the model: not asked: the judge budget ($0.50) would be exceeded")
+    'not asked: the budget would be exceeded'
+    >>> why_kind("quote not in the seed chunk: 'The trial lasts'")
+    'quote not in the seed chunk'
+    """
+    why = why.removeprefix("no answer from the model: ")
+    if "budget" in why and "would be exceeded" in why:
+        return "not asked: the budget would be exceeded"
+    return reason_kind(why)
 
 
 def make_judge(config: JudgeConfig, cache_dir: Path, budget_usd: float | None = None,
@@ -41,12 +55,10 @@ def running(judge: Judge) -> str:
 
 
 def ask(judge: Judge, asked: Sequence[tuple[Prompt, dict]], description: str) -> list[Verdict]:
-    """Return the model's answers to `asked`, in order, at most `concurrency` at a time, a progress bar
-    with the running cost on a terminal however few they are (each takes seconds)."""
-    with ThreadPoolExecutor(max_workers=max(1, judge.config.concurrency)) as pool:
-        futures = [pool.submit(judge.ask, prompt, payload) for prompt, payload in asked]
-        return [f.result() for f in progress(futures, description, unit="request", total=len(futures),
-                                             status=lambda: running(judge), at_least=1)]
+    """Return the model's answers to `asked`, in order, a progress bar with the running cost on a
+    terminal however few they are (each takes seconds)."""
+    return judge.ask_many([(prompt, payload, 0) for prompt, payload in asked], description,
+                          status=lambda: running(judge), at_least=1)
 
 
 def write_questions(judge: Judge, seeds: Sequence[Seed], run: str) -> tuple[list[Candidate], dict[str, str]]:
@@ -60,7 +72,7 @@ def write_questions(judge: Judge, seeds: Sequence[Seed], run: str) -> tuple[list
 def check_closed_book(judge: Judge, candidates: list[Candidate], keep: bool) -> list[Candidate]:
     """Return the candidates with the closed_book verdict: the model asked each answerable one that every
     other filter passed, without context (the others are not asked: said in their verdict)."""
-    asked = [c for c in candidates if c.answerable and decide_without_closed_book(c)]
+    asked = [c for c in candidates if c.answerable and decide(c, keep_closed_book=True)]
     verdicts = ask(judge, closed_book_requests(asked), "asking closed-book") if asked else []
     answers, why = closed_book_answers(asked, verdicts) if asked else ({}, {})
     ids = {c.candidate_id for c in asked}
@@ -68,11 +80,6 @@ def check_closed_book(judge: Judge, candidates: list[Candidate], keep: bool) -> 
         if candidate.answerable and candidate.candidate_id not in ids:
             why[candidate.candidate_id] = "not asked: another filter dropped it"
     return closed_book_verdicts(candidates, answers, keep=keep, why=why)
-
-
-def decide_without_closed_book(candidate: Candidate) -> bool:
-    """Return whether every filter but closed_book passed the candidate (None counts as passed)."""
-    return all(verdict.passed is not False for name, verdict in candidate.filters.items() if name != "closed_book")
 
 
 def plan(judge: Judge, seeds: Sequence[Seed], mined: Sequence[Candidate]) -> list[Step]:

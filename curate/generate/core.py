@@ -80,7 +80,8 @@ def quotas(n: int, types: Sequence[str]) -> dict[str, int]:
     return {kind: share + (k < rest) for k, kind in enumerate(types)}
 
 
-def _rank(seed: int, key: str) -> str:
+def seeded_rank(seed: int, key: str) -> str:
+    """Return the place of `key` in an order fixed by `seed` (a stable hash, not Python's salted one)."""
     return hashlib.sha256(f"{seed}:{key}".encode("utf-8")).hexdigest()
 
 
@@ -124,8 +125,8 @@ def _queues(candidates: Sequence[Candidate], seed: int) -> list[list[Candidate]]
     by_doc: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         by_doc[home(candidate)].append(candidate)
-    return [sorted(by_doc[doc], key=lambda x: _rank(seed, x.candidate_id))
-            for doc in sorted(by_doc, key=lambda d: _rank(seed, d))]
+    return [sorted(by_doc[doc], key=lambda x: seeded_rank(seed, x.candidate_id))
+            for doc in sorted(by_doc, key=lambda d: seeded_rank(seed, d))]
 
 
 def _take(queues: list[list[Candidate]], wanted: int) -> list[Candidate]:

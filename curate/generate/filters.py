@@ -54,6 +54,7 @@ from curate.text.salient import salient
 FILTERS = ("grounded", "standalone", "language", "duplicate", "retrievable", "closed_book")
 """Every filter, in the order `dropped_by` names them."""
 APPLIED = FILTERS[:-1]   # what apply_filters decides; closed_book needs a model's answers
+BEFORE_DUPLICATES = FILTERS[:3]   # a candidate these dropped is nobody's original
 CONTENT_MIN = 0.5
 CLOSED_BOOK_MIN = 0.8
 FUZZY_MIN = DupSettings().fuzzy_min
@@ -326,10 +327,11 @@ def language(candidate: Candidate) -> FilterVerdict:
 _METHOD_RANK = {"exact": 0, "form": 1, "fuzzy": 2, "semantic": 3}
 
 
-def duplicates(candidates: Sequence[Candidate], existing: Sequence[EvalItem], *, eligible: Sequence[bool],
-               embed: Embed | None = None) -> list[FilterVerdict]:
+def duplicates(candidates: Sequence[Candidate], existing: Sequence[EvalItem], *,
+               eligible: Sequence[bool] | None = None, embed: Embed | None = None) -> list[FilterVerdict]:
     """Return, per candidate, whether it repeats the question of a dataset item or of an earlier
-    eligible candidate (one the other filters kept so far: a copy of a dropped candidate stands).
+    eligible candidate (one the other filters kept so far: a copy of a dropped candidate stands; by
+    default, one grounded, standalone and language did not drop).
 
     The matchers are check-dups' (`question_clusters`: exact after folding, form, fuzzy ratio >=
     FUZZY_MIN, semantic with `embed`), with its rules: rejected items count for nothing (quarantined
@@ -337,6 +339,8 @@ def duplicates(candidates: Sequence[Candidate], existing: Sequence[EvalItem], *,
     `as_of`) is another sample; a fuzzy or semantic match whose numbers or codes differ
     (`numbers_of`: 2025 and 2026, LG-4031 and LG-4032) is no duplicate, and the reason says so.
     """
+    if eligible is None:
+        eligible = [all(c.filters[f].passed is not False for f in BEFORE_DUPLICATES) for c in candidates]
     live = [i for i in existing if i.status != "rejected"]
     keys = [f"\x00{n}" for n in range(len(candidates))]   # no item id holds a NUL
     asked = [EvalItem(id=key, question=c.question, language=c.language, source="synthetic")
@@ -455,8 +459,7 @@ def apply_filters(candidates: Sequence[Candidate], *, existing: Sequence[EvalIte
     for candidate in result:
         candidate.filters.update(grounded=grounded(candidate), standalone=standalone(candidate),
                                  language=language(candidate))
-    eligible = [all(c.filters[f].passed is not False for f in ("grounded", "standalone", "language")) for c in result]
-    for candidate, verdict in zip(result, duplicates(result, existing, eligible=eligible, embed=embed)):
+    for candidate, verdict in zip(result, duplicates(result, existing, embed=embed)):
         candidate.filters["duplicate"] = verdict
     for candidate, (verdict, rank) in zip(result, bm25_ranks(result, bm25, chunk_ids)):
         candidate.filters["retrievable"] = verdict

@@ -274,11 +274,11 @@ def near_codes(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage]) -> Min
         text = chunks[found.chunk].text[found.start:found.end]
         for match in CODE.finditer(text):
             where[match.group(0)].append((match.start(), k))
-            named[k, _family(match.group(0))].add(match.group(0))
+            named[k, family(match.group(0))].add(match.group(0))
     lists = {k for (k, _), codes in named.items() if len(codes) > LIST_MIN - 1}
     families: dict[tuple[str, str, int], list[str]] = defaultdict(list)
     for code in sorted(where):
-        families[_family(code)].append(code)
+        families[family(code)].append(code)
     for codes in families.values():
         for i, x in enumerate(codes):
             for y in codes[i + 1:]:
@@ -297,7 +297,7 @@ def near_codes(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage]) -> Min
     return mined
 
 
-def _family(code: str) -> tuple[str, str, int]:
+def family(code: str) -> tuple[str, str, int]:
     """Return a code's family: its letters, its separator and its number of digits (LG-4031: LG, -, 4)."""
     match = CODE.fullmatch(code)
     return match.group(1), match.group(2), len(match.group(3))

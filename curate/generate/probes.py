@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from curate.generate.mine import CODE, Mined
+from curate.generate.mine import CODE, Mined, family
 from curate.generate.passages import ChunkPassage, chunk_passages, passage
 from curate.records import Chunk
 from curate.records.generated import Passage, Probe
@@ -58,8 +58,7 @@ def code_probes(chunks: Sequence[Chunk], corpus: _Corpus, passages: Sequence[Chu
             where.setdefault(match.group(0), found)
     families: dict[tuple[str, str, int], list[str]] = defaultdict(list)
     for code in sorted(where):
-        match = CODE.fullmatch(code)
-        families[match.group(1), match.group(2), len(match.group(3))].append(code)
+        families[family(code)].append(code)
     probes = []
     for (letters, separator, width), codes in sorted(families.items()):
         if len(codes) < 2:

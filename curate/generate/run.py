@@ -171,10 +171,7 @@ def _make(workspace, store, meta, items, record: GenerateRun, made, candidates: 
     ones; return the items added."""
     run, snapshot_id = record.run, record.kb_snapshot
     ours = {item.id for item in items if item.generation is not None and item.generation.run == run}
-    eligible = [all(c.filters[f].passed is not False for f in ("grounded", "standalone", "language"))
-                for c in candidates]
-    for candidate, verdict in zip(candidates, duplicates(candidates, [i for i in items if i.id not in ours],
-                                                         eligible=eligible)):
+    for candidate, verdict in zip(candidates, duplicates(candidates, [i for i in items if i.id not in ours])):
         candidate.filters["duplicate"] = verdict
     kept = _choose(candidates, quotas(record.n, record.types), record.seed, keep_closed_book)
     locator = Locator(index.chunks, snapshots.documents(snapshot_id))

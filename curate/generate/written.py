@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from curate.errors import CurateError
+from curate.generate.core import seeded_rank
 from curate.generate.passages import ChunkPassage, passage
 from curate.generate.prompts import GENERATION, MAX_PASSAGE, TASKS
 from curate.judge.client import Verdict
@@ -157,10 +158,6 @@ def wanted(quota: int) -> int:
     return math.ceil(quota * OVERSAMPLE)
 
 
-def _rank(seed: int, key: str) -> str:
-    return hashlib.sha256(f"{seed}:{key}".encode("utf-8")).hexdigest()
-
-
 def _queues(chunks: Sequence[Chunk], positions: Sequence[int], seed: int) -> list[list[list[int]]]:
     """Return chunk `positions` as queues: one per document, each a queue per section of it; documents,
     sections and chunks in an order fixed by `seed`."""
@@ -169,9 +166,9 @@ def _queues(chunks: Sequence[Chunk], positions: Sequence[int], seed: int) -> lis
         chunk = chunks[position]
         sections = documents.setdefault(chunk.doc_id, {})
         sections.setdefault(str(chunk.metadata.get("section") or ""), []).append(position)
-    return [[sorted(documents[doc][s], key=lambda p: _rank(seed, chunks[p].chunk_id))
-             for s in sorted(documents[doc], key=lambda s: _rank(seed, f"{doc}\n{s}"))]
-            for doc in sorted(documents, key=lambda d: _rank(seed, d))]
+    return [[sorted(documents[doc][s], key=lambda p: seeded_rank(seed, chunks[p].chunk_id))
+             for s in sorted(documents[doc], key=lambda s: seeded_rank(seed, f"{doc}\n{s}"))]
+            for doc in sorted(documents, key=lambda d: seeded_rank(seed, d))]
 
 
 def _take(queues: list[list[list[int]]], want: int, choose: Callable[[int], Seed | None]) -> list[Seed]:
@@ -272,7 +269,7 @@ def _pairing(chunks: Sequence[Chunk], usable: Sequence[int], copies: Mapping[str
         if not options:
             skipped[NO_PARTNER] += 1
             return None
-        partner = max(options, key=lambda p: (overlap(anchor, p), _rank(seed, chunks[p].chunk_id)))
+        partner = max(options, key=lambda p: (overlap(anchor, p), seeded_rank(seed, chunks[p].chunk_id)))
         paired.update((anchor, partner))
         first, second = sorted((anchor, partner))     # in document order: passage 1 comes first
         return Seed("multi_evidence", (chunks[first], chunks[second]), language_of(chunks[first].text))

@@ -270,11 +270,14 @@ class Judge:
             self.stats.scrubbed += 1
         return prompt.schema.model_validate(masked)
 
-    def ask_many(self, requests: Sequence[tuple[Prompt, dict, int]], description: str = "judging") -> list[Verdict]:
-        """Return the verdicts of many requests, asked at most `concurrency` at a time, in order."""
+    def ask_many(self, requests: Sequence[tuple[Prompt, dict, int]], description: str = "judging", *,
+                 status: Callable[[], str] | None = None, at_least: int = 200) -> list[Verdict]:
+        """Return the verdicts of many requests, asked at most `concurrency` at a time, in order, under a
+        progress bar (`progress`'s `status` and `at_least`: 1 for requests that take seconds each)."""
         with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency)) as pool:
             futures = [pool.submit(self.ask, *request) for request in requests]
-            return [f.result() for f in progress(futures, description, unit="request", total=len(futures))]
+            return [f.result() for f in progress(futures, description, unit="request", total=len(futures),
+                                                 status=status, at_least=at_least)]
 
     def _send(self, messages: list[dict], schema: type[BaseModel] | None = None
               ) -> tuple[str | None, str | None, int, int]:

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from curate import Chunk, EvalItem, InputError, fold
+from curate import Chunk, EvalItem, InputError, fold, language_of
 from evalrun.probes.facts import changed, find_facts, keys_in, keys_of, value_keys
 from evalrun.probes.injections import TEMPLATES, canary, planted_text
 from evalrun.probes.records import PlantedChunk, ProbeSkip, ProbeVariant
@@ -116,7 +116,7 @@ def filler_chunks(item_evidence_chunk_ids: Iterable[str], chunks: Sequence[Chunk
         if len(found) == k:
             break
         if (chunk.doc_id not in evidence.documents and chunk.chunk_id not in excluded
-                and _language_of(chunk.text) == language and not evidence.held_by(chunk)):
+                and language_of(chunk.text) == language and not evidence.held_by(chunk)):
             excluded.add(chunk.chunk_id)
             found.append(chunk)
     return found
@@ -128,12 +128,6 @@ def _draws(rng: random.Random, size: int, tries: int) -> Iterator[int]:
     for _ in range(tries if size else 0):
         yield rng.randrange(size)
     yield from rng.sample(range(size), size)
-
-
-def _language_of(text: str) -> str:
-    """Return 'zh' when CJK characters outnumber Latin words, else 'en' (curate's rule for a text's language)."""
-    cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
-    return "zh" if cjk > len([w for w in text.split() if w.isascii() and any(c.isalpha() for c in w)]) else "en"
 
 
 # -- noise and negative ------------------------------------------------------------------------------------
