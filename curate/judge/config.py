@@ -90,11 +90,21 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
     if not chosen_url or not chosen_model:
         raise InputError("no judge configured: set [judge] base_url and model in curate.toml, "
                          "CURATE_JUDGE_BASE_URL/CURATE_JUDGE_MODEL, or --judge-base-url/--judge-model", field="judge")
-    raw_timeout, _ = pick("timeout", timeout)
+    raw_timeout, timeout_source = pick("timeout", timeout)
     try:
         chosen_timeout = float(raw_timeout) if raw_timeout is not None else 60.0
-    except ValueError:
-        raise InputError(f"judge timeout {raw_timeout!r} is not a number of seconds", field="judge-timeout") from None
+    except (TypeError, ValueError):
+        raise InputError(f"{section} timeout {raw_timeout!r} is not a number of seconds", **timeout_source) from None
+
+    def whole(name: str, flag, default: int) -> int:
+        """Return a whole-number setting (a flag's, else curate.toml's), or one line naming where it is wrong."""
+        value = flag if flag is not None else config.get(name, default)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+            raise InputError(f"must be a whole number, got {value!r}", file=None if flag is not None or workspace is
+                             None else str(workspace.config_path), field=f"{section}.{name}")
+        return int(value)
     response_format = config.get("response_format") or "json_object"
     if response_format not in RESPONSE_FORMATS:
         raise InputError(f"must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}",
@@ -109,6 +119,6 @@ def resolve(workspace: Workspace | None, *, base_url: str | None = None, model: 
                              file=str(workspace.config_path) if workspace else None, field="prices") from None
     return JudgeConfig(base_url=str(chosen_url), model=str(chosen_model),
                        api_key_env=chosen_key_env, timeout=chosen_timeout,
-                       concurrency=int(concurrency or config.get("concurrency") or 4),
-                       max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 3)),
+                       concurrency=whole("concurrency", concurrency, 4) or 4,
+                       max_retries=whole("max_retries", max_retries, 3),
                        prices=prices, response_format=response_format)

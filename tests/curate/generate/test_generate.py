@@ -132,3 +132,15 @@ def test_a_question_about_last_years_rule_is_asked_as_of_last_year(curate):
         view = usable_view(item, index)
         assert view.item.answerable and not view.declined_because
         assert not [u for u in view.unusable if u.evidence_id == "e1"]     # the evidence is usable then
+
+
+@pytest.mark.parametrize(("setting", "field"), [('concurrency = "many"', "generator.concurrency"),
+                                                 ('max_retries = -1', "generator.max_retries"),
+                                                 ('timeout = "slow"', "generator.timeout"),
+                                                 ('max_tokens = "lots"', "generator.max_tokens")])
+def test_a_bad_generator_setting_is_one_line_naming_it(kb, setting, field):
+    with open(kb.workspace.config_path, "a", encoding="utf-8") as config:
+        config.write(f'\n[generator]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n{setting}\n')
+    bad = kb("generate", "--dataset", "gen", "--kb", "handbook", "--types", "single", "--dry-run", code=2)
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert f"field '{field}'" in bad.stderr and "curate.toml" in bad.stderr
