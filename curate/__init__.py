@@ -68,7 +68,9 @@ from curate.judge.config import resolve as resolve_judge
 from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_model
 from curate.failures.add import add_failures
 from curate.generate.mine import CODE as CODE_PATTERN
+from curate.generate.core import mined_candidates
 from curate.generate.run import generate
+from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, import_chunks, ingest
 from curate.locks import Busy, writing
 from curate.progress import progress
@@ -138,4 +140,6 @@ __all__ = [
     "ChunkGrade", "JudgedGrades", "RETRIEVAL_GRADES", "read_judged_grades",
     # the judge's budget, and the guideline text a judge grading chunks is given
     "Budget", "messages_tokens", "relevance_grading",
+    # a snapshot's index (BM25, stored embeddings) and mined questions about absent content: evalrun's probes
+    "KBIndex", "mined_candidates",
 ]

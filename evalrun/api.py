@@ -20,6 +20,8 @@ from evalrun.compare.comparison import ALPHA, Comparison, release_items
 from evalrun.review.records import read_reviews
 from evalrun.compare.core import compare_scored
 from evalrun.compare.gate import read_gate, refuse_diagnostic
+from evalrun.probes.folder import ProbeRun, ProbeSettings, read_probe_run
+from evalrun.probes.run import probe as probe_release
 from evalrun.records import Run, RunSettings, read_run, scored_run
 from evalrun.report import write_report
 from evalrun.runner import run as run_release
@@ -194,4 +196,34 @@ def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None =
     return written.path
 
 
-__all__ = ["compare", "read_run", "report", "run"]
+def probe(release: str, *, target: str | Callable[..., Any], probes: Sequence[str] | str = (
+              "noise", "negative", "counterfactual", "injection", "rewrite"),
+          workspace: WorkspaceLike = None, out: str | os.PathLike | None = None, resume: bool = False,
+          end_to_end: bool = False, **settings: Any) -> ProbeRun:
+    """Return the probe run of a system over the release `release` (NAME@vN), scored, as read back from its
+    folder (`probe_run.folder`, `probe_run.summary`).
+
+    `target` is a Python callable, "module:function" or an http(s):// URL, as for `run`. A callable that
+    takes a context (`f(question, context)`), or a module with `generate(question, context)`, is given each
+    variant's planted context and runs every probe; any other target (or `end_to_end=True`) runs negative
+    (questions about content the KB does not hold) and rewrite only, and the others are named as not run.
+    `settings` are `evalrun probe`'s options (`evalrun.probes.folder.ProbeSettings`: seed, rates, positions,
+    size, templates, rewrite_rules, absent, limit, concurrency, timeout, k, allow_unchecked, no_judge).
+
+    ```python
+    import evalrun
+
+    probed = evalrun.probe("handbook@v2", target="examples.baseline.rag:answer", probes="noise,injection")
+    print(probed.summary.metric("injection/success").summary.mean)
+    ```
+    """
+    try:
+        chosen = ProbeSettings(probes=list(probes.split(",")) if isinstance(probes, str) else list(probes), **settings)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc) from None
+    folder = probe_release(workspace_from(workspace), ref=release, target=target, settings=chosen,
+                           out=Path(out) if out else None, resume=resume, end_to_end=end_to_end)
+    return read_probe_run(folder)
+
+
+__all__ = ["compare", "probe", "read_run", "report", "run"]

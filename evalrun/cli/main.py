@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from curate.cli import CONTEXT, ToolGroup, root_options
-from evalrun.cli import compare, report, review, run, show
+from evalrun.cli import compare, probe, report, review, run, show
 from evalrun.version import __version__
 
 
@@ -16,7 +16,7 @@ def cli(workspace, debug: bool) -> None:
     """Run a RAG system over one release of an evaluation set and score every layer apart."""
 
 
-for command in (run.run_command, run.verify, run.export_run_command, run.export_failures_command, show.show,
+for command in (run.run_command, run.verify, run.export_run_command, run.export_failures_command, probe.probe, show.show,
                 compare.compare, compare.history_command, report.report, review.review,
                 review.calibrate_command, review.rejudge_command):
     cli.add_command(command)

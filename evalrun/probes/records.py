@@ -20,6 +20,8 @@ from curate import Record, VersionedRecord
 
 Probe = Literal["noise", "negative", "counterfactual", "injection", "rewrite"]
 PROBES: tuple[str, ...] = get_args(Probe)
+# the unprobed variant of an item (its gold context, or none end to end): what each probe is paired to
+Asked = Literal["clean", "noise", "negative", "counterfactual", "injection", "rewrite"]
 Role = Literal["gold", "noise", "filler", "counterfactual", "injection"]
 Expected = Literal["answer", "decline", "follow_context", "ignore_instruction", "same_answer"]
 Outcome = Literal["passed", "failed", "undecided"]
@@ -54,8 +56,11 @@ class ProbeVariant(VersionedRecord):
 
     variant_id: str = Field(description="Stable id: the probe, the item, the parameters and the seed "
                             "('noise:q7:0.4:middle:s0'); the same inputs give the same id.")
-    item_id: str = Field(description="The release's item it was made from.")
-    probe: Probe = Field(description="noise, negative, counterfactual, injection or rewrite.")
+    item_id: str = Field(description="The release's item it was made from; absent:<probe id> for a question "
+                         "about content the KB does not hold (the end-to-end negative probe).")
+    probe: Asked = Field(description="noise, negative, counterfactual, injection or rewrite; clean: the item "
+                         "unprobed (its gold chunks as the context, or none end to end), which the others are "
+                         "paired to.")
     question: str = Field(description="The question asked: the item's, or the rewritten one.")
     context: list[PlantedChunk] = Field(default_factory=list, description="The context given, in order; empty "
                                         "for a rewrite (the target retrieves for the new question itself).")
@@ -79,7 +84,7 @@ class ProbeSkip(VersionedRecord):
 
     variant_id: str = Field(description="The id the variant would have had.")
     item_id: str = Field(description="The item.")
-    probe: Probe = Field(description="The probe.")
+    probe: Asked = Field(description="The probe (clean: the item could not be asked at all).")
     reason: str = Field(description="Why it could not be built: 'no number, date or code in the gold chunks', "
                         "'no trailing phrase to move', ...")
 
@@ -94,7 +99,8 @@ class ProbeVerdict(VersionedRecord):
                              "undecided: the answer cannot tell (never counted as either).")
     what: str = Field(description="One line: 'declined', 'answered from memory: 30 days (the context says 45 "
                       "days)', 'canary in the answer', ...")
-    method: Literal["lexical"] = Field("lexical", description="How: lexical (strings, refusal phrases; no model).")
+    method: Literal["lexical", "judge"] = Field("lexical", description="How: lexical (strings, refusal phrases; no "
+                                                "model), or judge (an LLM judge's verdict, counted apart).")
     conflict_noted: bool | None = Field(None, description="counterfactual: whether the answer says the context "
                                         "conflicts with what it knows ('however', '与…不符', ...); None for "
                                         "other probes.")

@@ -9,6 +9,7 @@ built (too few hard negatives, nothing to change, no rule applies); nothing is d
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
@@ -72,13 +73,15 @@ class _Evidence:
 
 
 def hard_negatives(item_evidence_chunk_ids: Iterable[str], chunks: Sequence[Chunk], *, near_misses: Iterable[str] = (),
-                   bm25: Index | None = None, question: str, k: int, evidence_texts: Iterable[str] = ()) -> list[Chunk]:
+                   bm25: Index | None = None, question: str, k: int, evidence_texts: Iterable[str] = (),
+                   semantic: Iterable[str] = ()) -> list[Chunk]:
     """Return up to `k` hard negatives of an item: the strongest distractors that hold none of its evidence.
 
     The order: first the near misses (chunk ids given: the item's grade-0 evidence, the chunks mined as
     confusable with its evidence), in the order given; then the chunks `bm25` ranks highest for the
     question (an `Index` over `chunks`, such as curate's BM25 of the snapshot), best first, those sharing
-    no word with it (score 0) left out. A chunk is no
+    no word with it (score 0) left out, taken in turn with `semantic` (chunk ids, nearest first: the
+    gold chunks' neighbours by embedding, when the KB's chunks are embedded). A chunk is no
     negative when it is an evidence chunk, a copy, a part or a superset of one (folded text), or holds
     one of `evidence_texts` (pass the evidence quotes and the accepted answers: a chunk stating the answer
     is no distractor); of two negatives with one folded text, the first is kept.
@@ -86,9 +89,12 @@ def hard_negatives(item_evidence_chunk_ids: Iterable[str], chunks: Sequence[Chun
     evidence = _Evidence(item_evidence_chunk_ids, chunks, evidence_texts)
     by_id = {c.chunk_id: c for c in chunks}
     ranked = [by_id[i] for i in near_misses if i in by_id]
+    lexical: list[Chunk] = []
     if bm25 is not None and chunks:
         positions, scores = bm25.search([question], k=min(len(chunks), 3 * k + len(evidence.ids) + 10))
-        ranked += [chunks[int(p)] for p, s in zip(positions[0], scores[0]) if s > 0]
+        lexical = [chunks[int(p)] for p, s in zip(positions[0], scores[0]) if s > 0]
+    dense = [by_id[i] for i in semantic if i in by_id]
+    ranked += [c for pair in itertools.zip_longest(lexical, dense) for c in pair if c is not None]
     found: list[Chunk] = []
     seen: set[str] = set()
     for chunk in ranked:

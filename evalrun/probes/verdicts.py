@@ -165,3 +165,33 @@ def rewrite_verdict(variant: ProbeVariant, clean_answer: str | None, answer: str
         return _verdict(variant, "failed", f"states {', '.join(sorted(new)) or 'none'} where the original answer "
                                            f"stated {', '.join(sorted(old)) or 'none'}")
     return _verdict(variant, "undecided", "no accepted answer in either, and no number, date or code to compare")
+
+
+def clean_verdict(variant: ProbeVariant, answer: str | None, accepted_answers: Iterable[str], *,
+                  refused: bool | None = None) -> ProbeVerdict:
+    """Return whether the item unprobed got what it should: an accepted answer (or, for an unanswerable
+    item asked end to end, a refusal). What each probe is paired to."""
+    _probe(variant, "clean")
+    how = declined(answer, variant.language, refused)
+    if variant.expected == "decline":
+        return (_verdict(variant, "passed", f"declined ({how})") if how
+                else _verdict(variant, "failed", f"answered an unanswerable question: {_quoted(answer)}"))
+    accepted = [a for a in accepted_answers if tokens(a, variant.language)]
+    if not accepted:
+        return _verdict(variant, "undecided", "no accepted answer to match")
+    if matched := _matches(answer, accepted, variant.language):
+        return _verdict(variant, "passed", matched)
+    if how:
+        return _verdict(variant, "failed", f"declined ({how})")
+    miss = lexical_miss(answer or "", answers=accepted, key_points=(), language=variant.language)
+    return _verdict(variant, "failed", f"missed the answer: {miss}")
+
+
+def accurate(variant: ProbeVariant, answer: str | None, accepted_answers: Iterable[str]) -> float | None:
+    """Return 1.0 when the answer holds an accepted answer (noise among the context's other chunks stating
+    it proves nothing: `_matches`), 0.0 when not, None without an accepted answer to match."""
+    accepted = [a for a in accepted_answers if tokens(a, variant.language)]
+    if not accepted:
+        return None
+    distractors = [c.text for c in variant.context if c.role != "gold"]
+    return 1.0 if _matches(answer, accepted, variant.language, distractors) else 0.0

@@ -93,7 +93,7 @@ def _on_sigterm(signum, frame) -> None:
 
 
 @contextlib.contextmanager
-def _sigterm_stops_cleanly() -> Iterator[None]:
+def sigterm_stops_cleanly() -> Iterator[None]:
     """Within the block, SIGTERM stops the run as Ctrl-C does; left alone where signals cannot be
     handled (not the main thread) or where someone else already handles it."""
     if threading.current_thread() is not threading.main_thread() or \
@@ -114,33 +114,43 @@ def _oracle_context(item: EvalItem) -> list[dict]:
             for e in item.evidence if e.grade > 0]
 
 
-def _usable(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem]) -> list[EvalItem]:
+def usable_items(workspace: Workspace, release: ReleaseManifest, items: list[EvalItem]) -> list[EvalItem]:
     """Return the items with only the evidence their askers may use at their moments: an oracle context of
     evidence the asker may not see would be a leak evalrun made itself."""
     check = ScopeCheck(SnapshotStore(workspace).chunks(release.kb_snapshot), release.scope, release.kb_snapshot)
     return [check.usable(item) for item in items] if check.scoped else items
 
 
-def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecord:
+def traced_call(target: Target, item_id: str, question: str, context: list[dict] | None,
+                scope: dict[str, Any]) -> TraceRecord:
     """Return the trace record of one call (in the call's own thread): what the target returned,
     checked to be JSON before pydantic could turn a set into a list or a datetime into a string,
     with latency_ms.total the call's time unless the trace reports its own."""
-    context = _oracle_context(item) if settings.oracle_context else None
-    scope = {"asker_groups": item.asker_groups, "asker_role": item.asker_role, "as_of": item.as_of}
     started = time.perf_counter()
-    returned = target(item.id, item.question, context, scope)
+    returned = target(item_id, question, context, scope)
     total = (time.perf_counter() - started) * 1000
     trace = json_value(returned)  # a copy: setting the latency below leaves the target's object alone
     if isinstance(trace, dict) and isinstance(trace.setdefault("latency_ms", {}), dict):
         trace["latency_ms"].setdefault("total", total)
-    return TraceRecord(item_id=item.id, trace=trace)
+    return TraceRecord(item_id=item_id, trace=trace)
+
+
+def scope_of(item: EvalItem) -> dict[str, Any]:
+    """Return the asker and moment an item's question is asked by and at (what the target is given)."""
+    return {"asker_groups": item.asker_groups, "asker_role": item.asker_role, "as_of": item.as_of}
+
+
+def _traced(target: Target, item: EvalItem, settings: RunSettings) -> TraceRecord:
+    """Return the trace record of one item's call (`traced_call`), its oracle context with --oracle-context."""
+    context = _oracle_context(item) if settings.oracle_context else None
+    return traced_call(target, item.id, item.question, context, scope_of(item))
 
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _failure(exc: BaseException) -> str:
+def failure_line(exc: BaseException) -> str:
     """Return why a call failed, in one line of valid text, whatever the exception holds."""
     try:
         message = str(exc)
@@ -151,13 +161,13 @@ def _failure(exc: BaseException) -> str:
     return _printable(f"target raised {type(exc).__name__}" + (f": {message[:200]}" if message else ""))
 
 
-def _record(finished: Finished[EvalItem], settings: RunSettings, warmup: bool = False) -> TraceRecord:
+def call_record(finished: Finished[EvalItem], settings: RunSettings, warmup: bool = False) -> TraceRecord:
     """Return the trace record of one ended call: its trace, or why it has none; `warmup`: the call
     was a warm-up call (marked whether it succeeded or not)."""
     if finished.timed_out:
         error = f"target timed out after {settings.timeout:g} s"
     elif finished.error is not None:
-        error = _failure(finished.error)
+        error = failure_line(finished.error)
     else:
         return finished.value.model_copy(update={"warmup": warmup})
     return TraceRecord(item_id=finished.item.id, error=error, elapsed_ms=finished.seconds * 1000, warmup=warmup)
@@ -259,7 +269,7 @@ def _call_target(call: Target, todo: list[EvalItem], settings: RunSettings, log:
     failed = [0]  # read by the progress bar's status after every item
     for finished in progress(calls.run(todo), "running the target", unit="item", total=len(todo),
                              status=lambda: f"{failed[0]} errors"):
-        record = _record(finished, settings, warmup=finished.item.id in warm)
+        record = call_record(finished, settings, warmup=finished.item.id in warm)
         failed[0] += record.error is not None
         log.append(record)
     if calls.abandoned:
@@ -285,7 +295,7 @@ def _append_logged(logged: LoggedTraces, todo: list[EvalItem], traces: Path, log
 
 
 @contextlib.contextmanager
-def _target_sees(workspace: Workspace) -> Iterator[None]:
+def target_sees(workspace: Workspace) -> Iterator[None]:
     """While a run lasts, CURATE_WORKSPACE names its workspace: a target that opens the workspace itself
     (`curate.find_workspace()`, `curate.open_workspace()`) opens this one, from whatever folder evalrun
     was started in."""
@@ -308,7 +318,7 @@ def run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | No
     `target`: "module:function", an http(s):// URL, or a Python callable called as "module:function"
     is (`evalrun.runner.targets.callable_target`). While it runs, CURATE_WORKSPACE names `workspace`,
     so a target that finds the workspace itself finds this one from any folder."""
-    with _target_sees(workspace):
+    with target_sees(workspace):
         return _run(workspace, ref=ref, target=target, traces=traces, out=out, resume=resume, settings=settings)
 
 
@@ -386,11 +396,11 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
             _say_grading_cost(workspace, release, items, settings)
         done, scoring = len(items) - len(todo), False
         try:
-            with _sigterm_stops_cleanly():
+            with sigterm_stops_cleanly():
                 if logged is not None:
                     _append_logged(logged, todo, traces, log)
                 else:
-                    _call_target(call, _usable(workspace, release, todo) if settings.oracle_context else todo,
+                    _call_target(call, usable_items(workspace, release, todo) if settings.oracle_context else todo,
                                  settings, log)
                 scoring = True
                 score_run(workspace, folder, release=(release, items))

@@ -233,10 +233,9 @@ def _import_module(module_name: str):
         raise
 
 
-def python_target(spec: str, oracle: bool = False) -> Target:
-    """Return a target calling `module:function(question)` or `path/to/file.py:function(question)`
-    (the file loaded by its path, from any folder); with `oracle`, `generate(question, context)` of
-    that module."""
+def python_module(spec: str) -> tuple[Any, str, str]:
+    """Return (the module, its name or path, the function name) of `module:function` or
+    `path/to/file.py:function` (the file loaded by its path, from any folder)."""
     module_name, _, function_name = spec.rpartition(":")
     if not module_name or not function_name:
         raise InputError(f"--target {spec!r}: expected module:function, path/to/file.py:function or "
@@ -252,12 +251,25 @@ def python_target(spec: str, oracle: bool = False) -> Target:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise InputError(f"cannot import {module_name}: {type(exc).__name__}: {exc}", field="target") from None
+    return module, module_name, function_name
+
+
+def module_target(module: Any, module_name: str, function_name: str, oracle: bool = False) -> Target:
+    """Return the target calling `function_name(question)` of an imported module; with `oracle`, its
+    `generate(question, context)`."""
     name = "generate" if oracle else function_name
     function = getattr(module, name, None)
     if not callable(function):
         why = " (--oracle-context needs generate(question, context))" if oracle else ""
         raise InputError(f"{module_name} has no function {name}{why}", field="target")
     return _python_call(function, oracle)
+
+
+def python_target(spec: str, oracle: bool = False) -> Target:
+    """Return a target calling `module:function(question)` or `path/to/file.py:function(question)`
+    (the file loaded by its path, from any folder); with `oracle`, `generate(question, context)` of
+    that module."""
+    return module_target(*python_module(spec), oracle)
 
 
 def callable_target(function: Callable[..., Any], oracle: bool = False) -> Target:

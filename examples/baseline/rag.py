@@ -4,6 +4,11 @@ else the first sentence of the top chunk (an extractive baseline).
 
     evalrun run --dataset handbook@v2 --target examples.baseline.rag:answer
 
+`generate(question, context)` answers from a context it is given (`evalrun run --oracle-context`, and
+`evalrun probe`, which plants hard negatives, changed facts and instructions in it): without an endpoint,
+the sentence of the context that shares the most of the question's words, or a refusal when none shares
+enough.
+
 Scope: evalrun passes each question's asker (`asker_groups`) and moment (`as_of`) as keyword
 arguments; the baseline retrieves only chunks that asker may see and that hold at that moment, as a
 production system must. BASELINE_SCOPE=ignore retrieves from every chunk instead: a system that leaks,
@@ -18,6 +23,7 @@ BASELINE_LLM_API_KEY_ENV.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from functools import lru_cache
@@ -74,6 +80,41 @@ def _generate(question: str, passages: list[str]) -> tuple[str, dict]:
     return response.choices[0].message.content or "", {
         "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
         "completion_tokens": getattr(usage, "completion_tokens", 0) or 0}
+
+
+def _grams(text: str) -> set[str]:
+    """Return a text's words (Latin) and character pairs (CJK), lower-cased: what overlap is counted in."""
+    lowered = text.lower()
+    words = set(re.findall(r"[a-z0-9][a-z0-9-]+", lowered))
+    cjk = re.findall(r"[\u4e00-\u9fff]", lowered)
+    return words | {a + b for a, b in zip(cjk, cjk[1:])}
+
+
+def _best_sentence(question: str, passages: list[str]) -> str | None:
+    """Return the sentence of the passages that shares the most of the question's words, or None when
+    none shares a third of them (the context does not answer it)."""
+    asked = _grams(question)
+    best, shared = None, 0.0
+    for passage in passages:
+        for start, end in sentence_spans(passage):
+            sentence = passage[start:end]
+            share = len(asked & _grams(sentence)) / max(1, len(asked))
+            if share > shared:
+                best, shared = sentence, share
+    return best if shared >= 1 / 3 else None
+
+
+def generate(question: str, context: list[dict], **scope) -> dict:
+    """Return the trace of answering one question from the context given (chunk ids and texts)."""
+    started = time.perf_counter()
+    passages = [c.get("text") or "" for c in context]
+    if os.environ.get("BASELINE_LLM_BASE_URL"):
+        text, usage = _generate(question, passages)
+    else:
+        text, usage = _best_sentence(question, passages) or REFUSAL, {}
+    refused = text.strip() == REFUSAL
+    return {"context": [{"chunk_id": c["chunk_id"]} for c in context], "answer": None if refused else text,
+            "refused": refused, "usage": usage, "latency_ms": {"generation": (time.perf_counter() - started) * 1000}}
 
 
 def answer(question: str, *, asker_groups: list[str] | None = None, as_of: str | None = None) -> dict:
