@@ -69,6 +69,7 @@ from curate.judge.prompts import Prompt, PromptSet, VerdictOutput, cut, verdict_
 from curate.failures.add import add_failures
 from curate.generate.mine import CODE as CODE_PATTERN
 from curate.generate.core import mined_candidates
+from curate.generate.endpoint import generator_config
 from curate.generate.run import generate
 from curate.index.kb_index import KBIndex
 from curate.kb import SnapshotStore, import_chunks, ingest
@@ -141,5 +142,5 @@ __all__ = [
     # the judge's budget, and the guideline text a judge grading chunks is given
     "Budget", "messages_tokens", "relevance_grading",
     # a snapshot's index (BM25, stored embeddings) and mined questions about absent content: evalrun's probes
-    "KBIndex", "mined_candidates",
+    "KBIndex", "mined_candidates", "generator_config",
 ]

@@ -11,10 +11,11 @@ generation through the judge, aggregates), `evalrun.metrics` (the retrieval metr
 `evalrun.compare` (paired comparisons and the gate), `evalrun.report` and `evalrun.cli`.
 """
 
-from evalrun.api import compare, probe, read_run, report, run
+from evalrun.api import compare, compare_probes, probe, read_run, report, run
 from evalrun.compare.comparison import Comparison
 from evalrun.records import Run
 from evalrun.runner.run import RunInterrupted
 from evalrun.version import __version__
 
-__all__ = ["Comparison", "Run", "RunInterrupted", "__version__", "compare", "probe", "read_run", "report", "run"]
+__all__ = ["Comparison", "Run", "RunInterrupted", "__version__", "compare", "compare_probes", "probe", "read_run",
+           "report", "run"]

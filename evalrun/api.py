@@ -1,4 +1,5 @@
-"""The Python API of evalrun, exported from `evalrun`: `run`, `read_run`, `compare`, `report`. Each is the
+"""The Python API of evalrun, exported from `evalrun`: `run`, `read_run`, `compare`, `report`, `probe`,
+`compare_probes`. Each is the
 function the command of the same name calls; its keyword arguments carry the options' names, and
 it raises the errors the command prints (curate's `CurateError` and its kinds).
 
@@ -20,7 +21,9 @@ from evalrun.compare.comparison import ALPHA, Comparison, release_items
 from evalrun.review.records import read_reviews
 from evalrun.compare.core import compare_scored
 from evalrun.compare.gate import read_gate, refuse_diagnostic
-from evalrun.probes.folder import ProbeRun, ProbeSettings, read_probe_run
+from evalrun.probes.compare import ProbeComparison, compare_probe_runs
+from evalrun.probes.folder import ProbeRun, ProbeSettings, is_probe_run, read_probe_run, scored_probe_run
+from evalrun.probes.gate import ProbeGateRules, read_probe_gate
 from evalrun.probes.run import probe as probe_release
 from evalrun.records import Run, RunSettings, read_run, scored_run
 from evalrun.report import write_report
@@ -139,6 +142,8 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
     """
     if allow_weak_rules and gate in (None, False):
         raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
+    if both_probe_runs(base, new):
+        raise InputError(f"{base} and {new} are probe runs (`evalrun probe`): compare them with compare_probes")
     try:
         found = workspace_from(workspace)
     except WorkspaceError:
@@ -164,6 +169,56 @@ def compare(base: Run | str | os.PathLike, new: Run | str | os.PathLike, *,
                           checked=checked, reviews=(read_reviews(base_run.folder), read_reviews(new_run.folder)))
 
 
+def both_probe_runs(base: Run | ProbeRun | str | os.PathLike, new: Run | ProbeRun | str | os.PathLike) -> bool:
+    """Return whether BASE and NEW are both probe runs (True) or both ordinary runs (False); one of each is an
+    InputError: a probe run's variants and a run's items have nothing to pair."""
+    kinds = [isinstance(x, ProbeRun) or (not isinstance(x, Run) and is_probe_run(Path(x))) for x in (base, new)]
+    if kinds[0] != kinds[1]:
+        probe, ordinary = (base, new) if kinds[0] else (new, base)
+        name = [getattr(x, "folder", x) for x in (probe, ordinary)]
+        raise InputError(f"{name[0]} is a probe run (`evalrun probe`) and {name[1]} a run (`evalrun run`): compare "
+                         f"two probe runs, or two runs")
+    return kinds[0]
+
+
+def probe_gate(gate: str | os.PathLike | bool, *, workspace: WorkspaceLike = None,
+               base: bool = True) -> tuple[ProbeGateRules, str]:
+    """Return the `[probe_gate]` rules of the gate file `gate` (True: the workspace's curate.toml) and the
+    file they came from; without a `base` (one probe run gated), a table of guards only is refused."""
+    path = workspace_from(workspace).config_path if gate is True else Path(gate)
+    return read_probe_gate(path, base=base), str(path)
+
+
+def compare_probes(base: ProbeRun | str | os.PathLike, new: ProbeRun | str | os.PathLike, *,
+                   gate: str | os.PathLike | bool | None = None, workspace: WorkspaceLike = None, alpha: float = ALPHA,
+                   allow_weak_rules: bool = False) -> ProbeComparison:
+    """Return the comparison of the scored probe run `new` against `base` (ProbeRuns or probe folders): a
+    verdict per probe (`comparison.probes`), every metric both hold paired over their items
+    (`comparison.rows`, `comparison.row(metric)`), and with `gate` the probe gate's decision
+    (`comparison.gate.passed`, each failed rule in `.failed`).
+
+    `gate` is a TOML file with a `[probe_gate]` table, or True for the workspace's curate.toml (the only
+    use of `workspace`). Runs whose variants differ (another release, mode, seed or variant settings)
+    raise NotComparable. `alpha` and `allow_weak_rules` are `evalrun compare`'s options. The core, with
+    no file read, is `evalrun.probes.compare.compare_probe_runs`.
+
+    ```python
+    import evalrun
+
+    comparison = evalrun.compare_probes("runs/probe-old", "runs/probe-new", gate="gate.toml")
+    print(comparison.sentence, comparison.gate.passed)
+    ```
+    """
+    if allow_weak_rules and gate in (None, False):
+        raise InputError("--allow-weak-rules loosens --gate: pass both", field="allow-weak-rules")
+    # The gate file is read first: a bad one is refused before any run is read or computed.
+    rules, source = probe_gate(gate, workspace=workspace) if gate not in (None, False) else (None, "gate")
+    base_run, new_run = (x if isinstance(x, ProbeRun) and x.summary is not None and x.scores is not None
+                         else scored_probe_run(getattr(x, "folder", x)) for x in (base, new))
+    return compare_probe_runs(base_run, new_run, alpha=alpha, rules=rules, gate_source=source,
+                              allow_weak_rules=allow_weak_rules)
+
+
 def declared_primary(workspace: Workspace) -> list[str]:
     """Return the workspace's `[compare] primary` metric globs (empty: the default family); a value that
     is not a list of metric names is an InputError naming curate.toml, line and field."""
@@ -177,11 +232,14 @@ def declared_primary(workspace: Workspace) -> list[str]:
     return [v.strip() for v in value]
 
 
-def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None = None,
-           out: str | os.PathLike | None = None, workspace: WorkspaceLike = None) -> Path:
+def report(run: Run | ProbeRun | str | os.PathLike, *, vs: Run | str | os.PathLike | None = None,
+           probes: ProbeRun | str | os.PathLike | None = None, out: str | os.PathLike | None = None,
+           workspace: WorkspaceLike = None) -> Path:
     """Return the path of the HTML report written of the scored run `run` (a Run or its folder): one
-    self-contained file, against the BASE run `vs` when given. `out` defaults to `report.html` in the
-    run's folder (replaced if it exists). The run's release and KB snapshot are read from the workspace.
+    self-contained file, against the BASE run `vs` when given, with the probe run `probes` (`probe`'s, or
+    its folder) in a section when given. `out` defaults to `report.html` in the run's folder (replaced if
+    it exists). The run's release and KB snapshot are read from the workspace. A probe run (`probe`'s, or
+    its folder) as `run` gets the page of its probes, read from its folder alone.
 
     ```python
     import evalrun
@@ -189,10 +247,12 @@ def report(run: Run | str | os.PathLike, *, vs: Run | str | os.PathLike | None =
     print(evalrun.report("runs/python", vs="runs/first"))
     ```
     """
-    folder = run.folder if isinstance(run, Run) else Path(run)
+    folder = run.folder if isinstance(run, (Run, ProbeRun)) else Path(run)
     base = vs.folder if isinstance(vs, Run) else Path(vs) if vs is not None else None
-    written = write_report(folder, out=Path(out) if out else folder / "report.html", workspace=workspace_from(workspace),
-                           vs=base)
+    probe_folder = probes.folder if isinstance(probes, ProbeRun) else Path(probes) if probes is not None else None
+    written = write_report(folder, out=Path(out) if out else folder / "report.html",
+                           workspace=None if is_probe_run(folder) else workspace_from(workspace), vs=base,
+                           probes=probe_folder)
     return written.path
 
 
@@ -210,11 +270,15 @@ def probe(release: str, *, target: str | Callable[..., Any], probes: Sequence[st
     `settings` are `evalrun probe`'s options (`evalrun.probes.folder.ProbeSettings`: seed, rates, positions,
     size, templates, rewrite_rules, absent, limit, concurrency, timeout, k, allow_unchecked, no_judge).
 
+    In the README's workspace (`rag.py`'s `answer` takes the question alone: an end-to-end target, which runs
+    negative and rewrite; a `generate(question, context)` would run every probe):
+
     ```python
     import evalrun
+    from rag import answer
 
-    probed = evalrun.probe("handbook@v2", target="examples.baseline.rag:answer", probes="noise,injection")
-    print(probed.summary.metric("injection/success").summary.mean)
+    probed = evalrun.probe("hr@v1", target=answer, out="runs/probes")
+    print(probed.summary.mode, sorted(probed.summary.not_run))
     ```
     """
     try:
@@ -226,4 +290,4 @@ def probe(release: str, *, target: str | Callable[..., Any], probes: Sequence[st
     return read_probe_run(folder)
 
 
-__all__ = ["compare", "probe", "read_run", "report", "run"]
+__all__ = ["compare", "compare_probes", "probe", "read_run", "report", "run"]

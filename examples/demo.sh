@@ -94,6 +94,10 @@ echo; echo "== evalrun compare: is a context of 5 chunks instead of 3 worth it? 
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_CONTEXT=5 evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-context5" --workspace "$WSDIR") > /dev/null
 evalrun compare runs/handbook-v2-baseline runs/handbook-v2-context5 --metric 'context/*' --metric 'lexical/*'
+echo; echo "== evalrun probe: the baseline's generator given planted contexts (hard negatives from the KB, no evidence,"
+echo "   a changed fact, a planted instruction with a canary, the question rephrased); lexical verdicts, no model"
+(cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook evalrun probe --dataset handbook@v2 \
+  --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-probes" --no-judge --failures 1 --workspace "$WSDIR")
 echo; echo "== a system that ignores who asks: the managers-only page reaches employees (permission leaks)"
 (cd "$EX/.." && CURATE_WORKSPACE="$WSDIR" BASELINE_KB=handbook BASELINE_SCOPE=ignore evalrun run --dataset handbook@v2 \
   --target examples.baseline.rag:answer --out "$WSDIR/runs/handbook-v2-no-scope" --workspace "$WSDIR") > /dev/null
@@ -102,6 +106,8 @@ echo; echo "== evalrun report: one HTML file to open or forward (nothing in it i
 evalrun report runs/handbook-v2-context5 --vs runs/handbook-v2-baseline --out runs/handbook-v2-context5/report.html
 evalrun report runs/handbook-v2-baseline --out runs/handbook-v2-baseline/report.html
 evalrun report runs/handbook-v2-no-scope --out runs/handbook-v2-no-scope/report.html
+evalrun report runs/handbook-v2-probes --out runs/handbook-v2-probes/report.html
 echo; echo "workspace: $WSDIR"
 echo "the baseline run's report: $WSDIR/runs/handbook-v2-baseline/report.html"
 echo "a run that leaks, its report: $WSDIR/runs/handbook-v2-no-scope/report.html"
+echo "the baseline's robustness probes, their report: $WSDIR/runs/handbook-v2-probes/report.html"

@@ -18,6 +18,8 @@ from curate.records.generated import GenerateRun
 from curate.records.kb import DenseIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
+from evalrun.probes import folder as pf
+from evalrun.probes.records import ProbeSkip, ProbeVariant, ProbeVerdict
 from evalrun.review.records import Review, ReviewState
 
 # (section, its introduction, [(path in the workspace, record, what the file is)])
@@ -80,6 +82,20 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
          "(`evalrun review push`)"),
         ("RUN/reviews.jsonl", Review, "people's reviews of the judge, one reviewer, item and metric a line "
          "(`evalrun review pull`)"),
+    ]),
+    ("Probe folders", "What `evalrun probe` writes (`runs/probe-NAME-vN-TIME/`, or `--out DIR`); "
+     "`evalrun.probes.folder.read_probe_run` reads it back ([probes](../how-to/probe.md)). Planted texts live only "
+     "here, never in the release or the KB snapshot.", [
+        ("PROBE/probe.json", pf.ProbeManifest, "what was probed, with which target, and how"),
+        ("PROBE/variants.jsonl", ProbeVariant, "every variant asked, exactly as planted, one a line"),
+        ("PROBE/skips.jsonl", ProbeSkip, "every variant that could not be built, and why, one a line"),
+        ("PROBE/traces.jsonl", er.TraceRecord, "what the system returned, one variant a line (its `item_id` is the "
+         "variant's id)"),
+        ("PROBE/verdicts.jsonl", ProbeVerdict, "each variant's verdict, lexical and the judge's, one a line"),
+        ("PROBE/probe_scores.jsonl", er.ItemScores, "each item's value of each probe metric (what `evalrun compare` "
+         "pairs two probe runs on)"),
+        ("PROBE/probe_summary.json", pf.ProbeSummary, "the metrics with n and intervals, paired to the clean "
+         "variants, curves, failures"),
     ]),
 ]
 # Records that are not files of their own but what a target returns (documented with the run).

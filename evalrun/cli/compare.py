@@ -1,6 +1,7 @@
 """`evalrun compare BASE NEW`: is a change worth keeping? Every metric overall and per subset, paired
 over the items both runs scored, corrected for the number of comparisons; and, with --gate, the rules
-a CI job holds NEW to (exit 0 pass, 1 fail, 2 a bad gate file)."""
+a CI job holds NEW to (exit 0 pass, 1 fail, 2 a bad gate file). Two probe runs (`evalrun probe`) are
+compared by `evalrun.probes.compare`, held to the gate file's [probe_gate]."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from curate import WorkspaceError
+from curate import InputError, WorkspaceError
 from curate.cli import EXIT_FINDINGS, console, table, workspace_of
+from evalrun.api import both_probe_runs, compare_probes
 from evalrun.api import compare as compare_runs_of
+from evalrun.probes import compare as probe_compare
+from evalrun.probes.gate import gate_lines
 from evalrun.cli.run import WORKSPACE, named_workspace
 from evalrun.views import format_summary
 from evalrun import numbers
@@ -180,6 +184,36 @@ def print_gate(result: GateResult) -> None:
         click.echo(f"weak rule: {line}")
 
 
+def print_probe_comparison(comparison: probe_compare.ProbeComparison) -> None:
+    """Print two probe runs' comparison: the verdict and each probe's, what is compared, the warnings, every row."""
+    out = console(markup=False)
+    for line in probe_compare.lines(comparison):
+        out.print(line, soft_wrap=True, highlight=False)
+    out.print(table(f"per metric, paired over the items both runs scored (p Holm below {comparison.alpha:g}: better "
+                    f"or worse)", probe_compare.COLUMNS, [probe_compare.cells(r) for r in comparison.rows]))
+    out.print(INTERVALS, soft_wrap=True)
+
+
+def _compare_probe_runs(ctx: click.Context, base: Path, new: Path, *, gate: str | None, alpha: float,
+                        allow_weak_rules: bool, as_json: bool, workspace: Path | None,
+                        refused: dict[str, bool]) -> None:
+    """Compare two probe runs, print the comparison (and the probe gate's decision), exit 1 when the gate fails."""
+    for option, given in refused.items():
+        if given:
+            raise InputError(f"{option} compares runs, not probe runs: BASE and NEW are probe runs (`evalrun probe`)",
+                             field=option.removeprefix("--"))
+    comparison = compare_probes(base, new, gate=True if gate == "" else gate, workspace=workspace, alpha=alpha,
+                                allow_weak_rules=allow_weak_rules)
+    if as_json:
+        click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print_probe_comparison(comparison)
+        for line in gate_lines(comparison.gate) if comparison.gate is not None else []:
+            click.echo(line)
+    if comparison.gate is not None and not comparison.gate.passed:
+        ctx.exit(EXIT_FINDINGS)
+
+
 @click.command("compare")
 @click.argument("base", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(file_okay=False, path_type=Path))
@@ -203,7 +237,10 @@ def print_gate(result: GateResult) -> None:
               "family and are Holm-corrected with it. A guard on too few items for "
               "any p-value to get below alpha fails as a weak rule (see --allow-weak-rules), and so does a guarded "
               "metric worse on every item. Exit 0 pass, 1 fail (each failed rule one line), 2 a bad gate file "
-              "(file, line, field) or a diagnostic NEW run.")
+              "(file, line, field) or a diagnostic NEW run. Two probe runs are held to the file's [probe_gate] table "
+              "instead: guard (globs that may not get significantly worse, Holm over the guard rows, nor worse on "
+              "every pair), max_attack_success (NEW's injection/success at most this share; 0: no attack may "
+              "succeed), min (floors on NEW's metrics), alpha; a rule that cannot be checked fails.")
 @click.option("--allow-weak-rules", is_flag=True, help="With --gate: let guards that could not have failed (too few "
               "items for any p-value to get below alpha once corrected) pass; each is still named.")
 @click.option("--flips", "show_flips", is_flag=True, help="Also list, per 0/1 metric, the items that went from pass "
@@ -228,7 +265,18 @@ def compare(ctx: click.Context, base: Path, new: Path, primary: tuple[str, ...],
     scored them; how many were left out is shown. A different KB snapshot, judge model, prompt
     version or scope settings (or one run scored with scope checks and one without), or a degraded
     run, is reported as not a controlled comparison. Permission leaks of BASE and NEW are printed
-    before anything else."""
+    before anything else.
+
+    BASE and NEW may instead be two probe runs (`evalrun probe`) of one release, seed and variant
+    settings: each metric both hold is paired over the items both scored, with a verdict per probe
+    (better, worse or no detectable difference, from its deciding metric: noise/accuracy,
+    negative/declined, counterfactual/followed, injection/success (lower is better),
+    rewrite/consistent, and clean/accuracy), Holm-corrected together; the other rows apart."""
+    if both_probe_runs(base, new):
+        _compare_probe_runs(ctx, base, new, gate=gate, alpha=alpha, allow_weak_rules=allow_weak_rules,
+                            as_json=as_json, workspace=named_workspace(ctx, command_workspace),
+                            refused={"--primary": bool(primary), "--metric": bool(metrics), "--flips": show_flips})
+        return
     comparison = compare_runs_of(base, new, gate=True if gate == "" else gate,
                                  workspace=named_workspace(ctx, command_workspace),
                                  metrics=metrics, primary=primary, alpha=alpha,

@@ -7,10 +7,13 @@ from pathlib import Path
 import click
 
 from curate import InputError
+from curate.cli import EXIT_FINDINGS
 from evalrun.api import probe as probe_release
+from evalrun.api import probe_gate
 from evalrun.cli.run import WORKSPACE, named_workspace
 from evalrun.cli.probe_views import print_probe_summary
 from evalrun.probes.folder import ProbeSettings
+from evalrun.probes.gate import apply_probe_gate, gate_lines
 from evalrun.probes.records import PROBES
 
 DEFAULTS = ProbeSettings(probes=list(PROBES))
@@ -62,20 +65,35 @@ def _words(text: str) -> list[str]:
 @click.option("--no-judge", is_flag=True, help="Ask no judge: lexical verdicts only.")
 @click.option("--failures", "shown", type=click.IntRange(min=0), default=5, show_default=True,
               help="Failures printed per probe.")
+@click.option("--gate", "gate", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Hold the run to the rules of FILE's [probe_gate] table (TOML), or of the workspace's curate.toml "
+              "when no FILE is given (put --gate last then), that need no BASE: max_attack_success (injection/success "
+              "at most this share of the items' variants; 0: no attack may succeed) and min (floors on metrics); "
+              "guards need `evalrun compare BASE NEW --gate`. The file is read before anything runs. Exit 0 pass, "
+              "1 fail (each rule one line, PASS or FAIL), 2 a bad gate file (file, line, field).")
 @WORKSPACE
 @click.pass_context
 def probe(ctx: click.Context, ref, target, probes, end_to_end, out, resume, seed, rates, positions, size, templates,
-          rewrite_rules, absent, limit, k, concurrency, timeout, allow_unchecked, no_judge, shown,
+          rewrite_rules, absent, limit, k, concurrency, timeout, allow_unchecked, no_judge, shown, gate,
           command_workspace) -> None:
     """Probe a system's robustness with variants of a release built from its own evidence and KB: noise
     (hard negatives at several rates, the gold at several positions), negative (no evidence: it must
     decline), counterfactual (a changed fact: it must follow the context), injection (a planted instruction
     and canary: it must ignore them), rewrite (the question rephrased: the same answer). Each is scored
     without a model, paired to the same items asked clean."""
-    done = probe_release(ref, target=target, probes=probes, workspace=named_workspace(ctx, command_workspace),
+    workspace = named_workspace(ctx, command_workspace)
+    rules, source = probe_gate(True if gate == "" else gate, workspace=workspace, base=False) \
+        if gate is not None else (None, "")
+    done = probe_release(ref, target=target, probes=probes, workspace=workspace,
                          out=out, resume=resume, end_to_end=end_to_end, seed=seed,
                          rates=_floats(rates, "rates"), positions=_words(positions), size=size,
                          templates=_words(templates), rewrite_rules=_words(rewrite_rules), absent=absent, limit=limit,
                          k=k, concurrency=concurrency, timeout=timeout, allow_unchecked=allow_unchecked,
                          no_judge=no_judge)
     print_probe_summary(done.folder, failures=shown)
+    if rules is not None:
+        result = apply_probe_gate(rules, done, source)
+        for line in gate_lines(result):
+            click.echo(line)
+        if not result.passed:
+            ctx.exit(EXIT_FINDINGS)

@@ -12,6 +12,8 @@ from rich.markup import escape
 
 from curate import InputError
 from curate.cli import console, table
+from evalrun.cli.probe_views import print_probe_summary
+from evalrun.probes.folder import is_probe_run, scored_probe_run
 from evalrun.records import ItemScores, RunSummary, scored_run
 from evalrun.scope_records import LAYERS
 from evalrun.scoring.summary import SCOPE_FIELDS
@@ -224,7 +226,13 @@ def print_failures(folder: Path, attribution: str | None = None) -> None:
 @click.pass_context
 def show(ctx: click.Context, run_folder: Path, by: str | None, metrics: tuple[str, ...], failures: bool, attribution: str | None,
          as_json: bool) -> None:
-    """Print a run's summary: unscored items first, retrieval per layer, end to end, attribution."""
+    """Print a run's summary: unscored items first, retrieval per layer, end to end, attribution. A probe
+    run folder (`evalrun probe`) prints its probes' summary (--failures: every failure; --json: its
+    probe_summary.json)."""
+    if is_probe_run(run_folder):
+        show_probes(run_folder, failures=failures, as_json=as_json, run_options={"--by": by, "--metric": metrics,
+                                                                               "--attribution": attribution})
+        return
     if attribution and not failures:
         raise InputError("--attribution filters --failures: pass both", field="attribution")
     if metrics and not by:
@@ -237,6 +245,19 @@ def show(ctx: click.Context, run_folder: Path, by: str | None, metrics: tuple[st
         print_by(run_folder, by, metrics)
     else:
         print_summary(run_folder, _workspace_if_any(ctx))
+
+
+def show_probes(folder: Path, *, failures: bool, as_json: bool, run_options: dict[str, object]) -> None:
+    """Print a probe run's summary (`failures`: with every failure; `as_json`: probe_summary.json); an
+    option of runs only (`run_options`, by its name) is one line."""
+    given = [name for name, value in run_options.items() if value]
+    if given:
+        raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to runs of `evalrun run`; "
+                         f"{folder} is a probe run folder (show it alone, with --failures or --json)")
+    if as_json:
+        click.echo(scored_probe_run(folder).summary.model_dump_json(indent=2))
+    else:
+        print_probe_summary(folder, every_failure=failures)
 
 
 def _workspace_if_any(ctx: click.Context):

@@ -41,7 +41,7 @@ import fnmatch
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
@@ -61,6 +61,19 @@ MIN_ALPHA = 1e-4
 MAX_ALPHA = 0.5
 # A rise limit above this (a 100-fold rise) cannot fail in practice: a rule that checks nothing.
 MAX_RISE = 100.0
+R = TypeVar("R", bound=Record)
+
+
+def attainable_alpha(value: float) -> float:
+    """Return `value`, an alpha a gate can decide with; one outside MIN_ALPHA..MAX_ALPHA is a ValueError
+    saying why (the message a gate file's error shows)."""
+    if value < MIN_ALPHA:
+        raise ValueError(f"alpha {value:g} is below {MIN_ALPHA:g}: the sign-flip test never gives a p-value "
+                         f"under 1/(1 + {RESAMPLES} resamples), so a guard of a continuous metric could never fail")
+    if value > MAX_ALPHA:
+        raise ValueError(f"alpha {value:g} is above {MAX_ALPHA:g}: a difference no larger than chance makes would "
+                         f"count as significant, and an improve rule would pass on noise")
+    return value
 
 
 class GateRules(Record):
@@ -96,13 +109,7 @@ class GateRules(Record):
     @field_validator("alpha")
     @classmethod
     def _attainable_alpha(cls, value: float) -> float:
-        if value < MIN_ALPHA:
-            raise ValueError(f"alpha {value:g} is below {MIN_ALPHA:g}: the sign-flip test never gives a p-value "
-                             f"under 1/(1 + {RESAMPLES} resamples), so a guard of a continuous metric could never fail")
-        if value > MAX_ALPHA:
-            raise ValueError(f"alpha {value:g} is above {MAX_ALPHA:g}: a difference no larger than chance makes would "
-                             f"count as significant, and an improve rule would pass on noise")
-        return value
+        return attainable_alpha(value)
 
     @field_validator("max_latency_p95_rise", "max_cost_per_item_rise")
     @classmethod
@@ -120,17 +127,33 @@ class GateRules(Record):
         return value
 
 
-def _line_of(text: str, key: str | None) -> int | None:
-    """Return the line of the `[gate]` table that sets `key` (the table's header when None or not set)."""
+def _line_of(text: str, key: str | None, name: str = TABLE) -> int | None:
+    """Return the line of the table `name` (`[gate]`) that sets `key`: its assignment, or the header of
+    `[name.key]`; the table's header when `key` is None or not set."""
     header, table = None, None
     for number, line in enumerate(text.splitlines(), start=1):
         if found := _HEADER.match(line):
             table = found.group(1).strip().strip("\"'")
-            if table == TABLE:
+            if table == name:
                 header = number
-        elif table == TABLE and key and (found := _ASSIGN.match(line)) and found.group(1) == key:
+            elif key and table == f"{name}.{key}":
+                return number
+        elif table == name and key and (found := _ASSIGN.match(line)) and found.group(1) == key:
             return number
     return header
+
+
+def validated_table(model: type[R], table: dict[str, Any], text: str, file: str, name: str = TABLE) -> R:
+    """Return the TOML table `name` (parsed: `table`; its file's `text`) as the rules `model`; a value that
+    does not fit is an InputError naming the file, the line and the field (`name.key`)."""
+    try:
+        return model.model_validate(table)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = str(error["loc"][0]) if error["loc"] else None
+        field = ".".join(map(str, (name, *error["loc"])))
+        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"].removeprefix("Value error, ")
+        raise InputError(message, file=file, line=_line_of(text, key, name), field=field) from None
 
 
 def _rules(data: dict[str, Any], text: str, file: str, table_required: bool) -> GateRules | None:
@@ -142,14 +165,7 @@ def _rules(data: dict[str, Any], text: str, file: str, table_required: bool) -> 
         raise InputError("no [gate] table (see `evalrun compare --help`)", file=file, field=TABLE)
     if not isinstance(table, dict):
         raise InputError("must be a table, [gate]", file=file, line=_line_of(text, None), field=TABLE)
-    try:
-        rules = GateRules.model_validate(table)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        key = str(error["loc"][0]) if error["loc"] else None
-        field = ".".join(map(str, (TABLE, *error["loc"])))
-        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"].removeprefix("Value error, ")
-        raise InputError(message, file=file, line=_line_of(text, key), field=field) from None
+    rules = validated_table(GateRules, table, text, file)
     if not (rules.guard or rules.improve or rules.max_latency_p95_rise is not None
             or rules.max_cost_per_item_rise is not None or "max_permission_leaks" in table):
         raise InputError("sets no rule (guard, improve, max_latency_p95_rise or max_cost_per_item_rise): a gate with "

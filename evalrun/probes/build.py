@@ -12,7 +12,7 @@ years and names mined as absent, `curate.mined_candidates`), one variant each.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,8 +111,19 @@ def _skip(item: EvalItem, probe: str, seed: int, reason: str) -> ProbeSkip:
     return ProbeSkip(variant_id=f"{probe}:{item.id}:s{seed}", item_id=item.id, probe=probe, reason=reason)
 
 
+def _rephrased(item: EvalItem, rephrased: Mapping[str, tuple[str | None, str]], seed: int) -> ProbeVariant | ProbeSkip:
+    """Return the item's rewrite by the model (`evalrun.probes.paraphrase`), or why there is none."""
+    variant_id = f"rewrite:{item.id}:llm:s{seed}"
+    question, why = rephrased.get(item.id, (None, "llm: not asked"))
+    if question is None:
+        return ProbeSkip(variant_id=variant_id, item_id=item.id, probe="rewrite", reason=why)
+    return ProbeVariant(variant_id=variant_id, item_id=item.id, probe="rewrite", question=question, context=[],
+                        expected="same_answer", rule="llm", seed=seed, language=item.language)
+
+
 def item_variants(item: EvalItem, chunks: Sequence[Chunk], by_id: dict[str, int], probes: Sequence[str], *,
-                  oracle: bool, neighbours: Neighbours, settings) -> Built:
+                  oracle: bool, neighbours: Neighbours, settings,
+                  rephrased: Mapping[str, tuple[str | None, str]] | None = None) -> Built:
     """Return the clean variant of one item and those of each of `probes` (a skip for each that cannot be built)."""
     built, seed = Built(), settings.seed
     wanted = gold_ids(item)
@@ -145,7 +156,9 @@ def item_variants(item: EvalItem, chunks: Sequence[Chunk], by_id: dict[str, int]
         elif probe == "injection":
             built.add([injection_variant(item, gold, template=t, seed=seed) for t in settings.templates or TEMPLATES])
         elif probe == "rewrite":
-            made = rewrite_variants(item, rules=settings.rewrite_rules, seed=seed)
+            made = rewrite_variants(item, rules=[r for r in settings.rewrite_rules if r != "llm"], seed=seed)
+            if "llm" in settings.rewrite_rules:
+                made.append(_rephrased(item, rephrased or {}, seed))
             # with a given context the rewrite is asked over the gold chunks: the generator's reading of it
             built.add([v.model_copy(update={"context": _planted(gold), "gold_position": 0})
                        if oracle and isinstance(v, ProbeVariant) else v for v in made])
@@ -172,14 +185,17 @@ def absent_variants(chunks: Sequence[Chunk], count: int, seed: int) -> Built:
 
 
 def build(items: Sequence[EvalItem], chunks: Sequence[Chunk], probes: Sequence[str], *, oracle: bool,
-          neighbours: Neighbours, settings, tick: Callable[[], None] | None = None) -> Built:
-    """Return every variant of a probe run: per item, its clean variant and each probe's (`item_variants`);
-    end to end, the questions about absent content as the negative probe."""
+          neighbours: Neighbours, settings, tick: Callable[[], None] | None = None,
+          rephrased: Mapping[str, tuple[str | None, str]] | None = None) -> Built:
+    """Return every variant of a probe run: per item, its clean variant and each probe's (`item_variants`;
+    `rephrased`: the model's rewrites by item id, `evalrun.probes.paraphrase`); end to end, the questions
+    about absent content as the negative probe."""
     by_id = {c.chunk_id: n for n, c in enumerate(chunks)}
     built = Built()
     per_item = [p for p in probes if oracle or p not in PLANTED]
     for item in items:
-        one = item_variants(item, chunks, by_id, per_item, oracle=oracle, neighbours=neighbours, settings=settings)
+        one = item_variants(item, chunks, by_id, per_item, oracle=oracle, neighbours=neighbours, settings=settings,
+                            rephrased=rephrased)
         built.variants += one.variants
         built.skips += one.skips
         if tick:

@@ -363,3 +363,45 @@ def _first_digit_changed(text: str, rng: random.Random) -> Iterator[str]:
     others = [d for d in "123456789" if d != text[at]]
     for digit in rng.sample(others, len(others)):
         yield text[:at] + digit + text[at + 1:]
+
+
+# -- names: an answer that states no number, date or code ---------------------------------------------------
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_ZH_NAME = re.compile(r"[\u4e00-\u9fff](?:·?[\u4e00-\u9fff]){1,5}")
+# characters common in Chinese names and titles, and English words shaped like names: what a changed name
+# is made of (never a real entity of the KB: the new name is checked against the gold chunks)
+_ZH_POOL = "安宁华明东林远泰嘉恒谦瑞启鸿"
+_EN_POOL = ("Halden", "Marlow", "Severn", "Corran", "Tamsin", "Brecon", "Alder", "Wrexley")
+
+
+def changed_name(name: str, rng: random.Random, context: str) -> str | None:
+    """Return `name` (an answer that states no number, date or code: a person, a place, a title) changed by
+    rule, or None when no rule applies: a Chinese name (2 to 6 Chinese characters, a · between them allowed)
+    gets its last character replaced, an English one (up to five words, one capitalised) its longest
+    capitalised word; the new name is nowhere in `context`. A longer answer is a phrase, not a name.
+
+    >>> changed_name("江口寿史", random.Random(0), "江口寿史的漫画")
+    '江口寿鸿'
+    >>> changed_name("the Paris office", random.Random(0), "the Paris office") in {"the " + w + " office" for w in _EN_POOL}
+    True
+    >>> changed_name("42", random.Random(0), "42"), changed_name("未授予路由权限范围", random.Random(0), "")
+    (None, None)
+    """
+    if find_facts(name):
+        return None
+    cjk = [m.start() for m in _CJK.finditer(name)]
+    if cjk:
+        if not _ZH_NAME.fullmatch(name):
+            return None
+        at = cjk[-1]
+        made = [name[:at] + c + name[at + 1:] for c in rng.sample(_ZH_POOL, len(_ZH_POOL)) if c != name[at]]
+    else:
+        words = sorted(_CAPITALISED.finditer(name), key=lambda m: -len(m.group()))
+        if not words or len(name.split()) > 5:
+            return None
+        word = words[0]
+        made = [name[:word.start()] + w + name[word.end():] for w in rng.sample(_EN_POOL, len(_EN_POOL))
+                if w != word.group()]
+    return next((m for m in made if m not in context), None)

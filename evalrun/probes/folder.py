@@ -5,6 +5,8 @@
     skips.jsonl         ProbeSkip: every variant that could not be built, and why
     traces.jsonl        TraceRecord per variant (item_id is the variant's id): what the target returned
     verdicts.jsonl      ProbeVerdict per variant and method (lexical; judge where one is configured)
+    probe_scores.jsonl  ItemScores per item: its value of each probe metric (the mean of its variants'; a
+                        judge-decided metric's under judge/<name>), what `compare` pairs two probe runs on
     probe_summary.json  ProbeSummary: metrics with n and intervals, paired to the clean variants, curves,
                         attack success, failures
 
@@ -21,7 +23,7 @@ from pydantic import Field
 
 from curate import NotFound, Record, VersionedRecord, read_jsonl
 from evalrun.probes.records import ProbeSkip, ProbeVariant, ProbeVerdict
-from evalrun.records import LeakageGate, MetricSummary, TraceRecord, read_traces
+from evalrun.records import ItemScores, LeakageGate, MetricSummary, TraceRecord, read_traces
 
 MANIFEST = "probe.json"
 VARIANTS = "variants.jsonl"
@@ -29,6 +31,8 @@ SKIPS = "skips.jsonl"
 TRACES = "traces.jsonl"
 VERDICTS = "verdicts.jsonl"
 SUMMARY = "probe_summary.json"
+SCORES = "probe_scores.jsonl"
+JUDGED = "judge/"   # the prefix of a judge-decided metric's values in probe_scores.jsonl
 
 Mode = Literal["oracle_context", "end_to_end"]
 
@@ -45,8 +49,9 @@ class ProbeSettings(Record):
                                  description="noise: where the gold chunks stand in the context.")
     size: int = Field(5, ge=1, le=50, description="Chunks in a noise or negative context.")
     templates: list[str] = Field(default_factory=list, description="injection: the templates planted (all by default).")
-    rewrite_rules: list[str] = Field(default_factory=lambda: ["typo", "colloquial", "word_order"],
-                                     description="rewrite: the rules applied.")
+    rewrite_rules: list[str] = Field(default_factory=lambda: ["typo", "colloquial", "word_order", "llm"],
+                                     description="rewrite: the rules applied; llm: rephrased by the model of "
+                                     "[generator] or [judge] (without one, each item's skip says so).")
     absent: int = Field(20, ge=0, description="End-to-end targets: questions about content the KB does not hold "
                         "(codes, years, names mined as absent), asked as the negative probe.")
     limit: int | None = Field(None, ge=1, description="Probe at most this many items (the first by id); None: all.")
@@ -75,9 +80,12 @@ class ProbeManifest(VersionedRecord):
     settings: ProbeSettings = Field(description="How the variants were built and the target called.")
     run: list[str] = Field(description="The probes run.")
     not_run: dict[str, str] = Field(default_factory=dict, description="Probes asked for that could not run, and why.")
-    negatives: str = Field("", description="Where the hard negatives came from (near misses, BM25, embeddings), "
-                           "or why a source was not used.")
+    notes: list[str] = Field(default_factory=list, description="How the variants were made: where the hard "
+                             "negatives came from (near misses, BM25, embeddings, or why a source was not used), what "
+                             "the model did for the rewrite probe's llm rule.")
     judge: dict[str, Any] = Field(default_factory=dict, description="The judge's configuration, or why none.")
+    prompt_versions: dict[str, str] = Field(default_factory=dict, description="The versions of the judge's probe "
+                                            "prompts, when a judge is configured.")
     leakage_gate: LeakageGate = Field(description="The leakage gate's decision, as `evalrun run` takes it.")
     started_at: str = Field(description="When the probe run started (UTC).")
     packages: dict[str, str] = Field(default_factory=dict, description="Versions of the packages that ran.")
@@ -159,6 +167,7 @@ class ProbeSummary(VersionedRecord):
     judge_failed: dict[str, int] = Field(default_factory=dict, description="Judge verdicts that could not be had, "
                                          "per probe (the lexical verdict stands; counted apart).")
     judge_note: str | None = Field(None, description="Why no judge verdicts were asked, when none were.")
+    judge_usage: str | None = Field(None, description="What the judge did: requests, cache hits, tokens, cost.")
     scored_at: str = Field(description="When it was scored (UTC).")
 
     def metric(self, name: str, method: str = "lexical") -> ProbeMetric | None:
@@ -176,6 +185,7 @@ class ProbeRun:
     skips: list[ProbeSkip] = field(default_factory=list)
     traces: dict[str, TraceRecord] = field(default_factory=dict)
     verdicts: list[ProbeVerdict] = field(default_factory=list)
+    scores: list[ItemScores] | None = None
     summary: ProbeSummary | None = None
 
 
@@ -197,6 +207,8 @@ def read_probe_run(folder: Path) -> ProbeRun:
     run.traces = read_traces(folder / TRACES)
     if (folder / VERDICTS).exists():
         run.verdicts = list(read_jsonl(ProbeVerdict, folder / VERDICTS))
+    if (folder / SCORES).exists():
+        run.scores = list(read_jsonl(ItemScores, folder / SCORES))
     if (folder / SUMMARY).exists():
         run.summary = ProbeSummary.read(folder / SUMMARY)
     return run
@@ -205,7 +217,7 @@ def read_probe_run(folder: Path) -> ProbeRun:
 def scored_probe_run(folder: Path) -> ProbeRun:
     """Return the scored probe run in `folder`; one not scored yet is one line."""
     run = read_probe_run(folder)
-    if run.summary is None:
+    if run.summary is None or run.scores is None:
         raise NotFound(f"{folder} has not been scored yet (no {SUMMARY}): finish it with `evalrun probe --resume "
                        f"--out {folder}` and the options it was started with")
     return run

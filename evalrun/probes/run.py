@@ -40,6 +40,7 @@ from curate import (
 from evalrun.probes.build import NEEDS_CONTEXT, PLANTED, Built, Neighbours, build
 from evalrun.probes.folder import (
     MANIFEST,
+    SCORES,
     SKIPS,
     SUMMARY,
     TRACES,
@@ -50,7 +51,9 @@ from evalrun.probes.folder import (
     read_probe_run,
 )
 from evalrun.probes.injections import TEMPLATES
+from evalrun.probes.judge_prompts import PROBE_PROMPTS
 from evalrun.probes.judged import judge_verdicts
+from evalrun.probes.paraphrase import rephrase
 from evalrun.probes.records import PROBES, ProbeVariant
 from evalrun.probes.rewrites import RULES
 from evalrun.probes.score import answered, summarize, verdicts_of
@@ -110,8 +113,8 @@ def check_settings(settings: ProbeSettings) -> None:
         if template not in TEMPLATES:
             raise InputError(f"unknown injection template {template!r}: use {', '.join(TEMPLATES)}", field="templates")
     for rule in settings.rewrite_rules:
-        if rule not in RULES:
-            raise InputError(f"unknown rewrite rule {rule!r}: use {', '.join(RULES)}", field="rewrite-rules")
+        if rule not in (*RULES, "llm"):
+            raise InputError(f"unknown rewrite rule {rule!r}: use {', '.join((*RULES, 'llm'))}", field="rewrite-rules")
 
 
 # -- the target and its mode -----------------------------------------------------------------------------
@@ -186,15 +189,20 @@ def _items(workspace: Workspace, release, items: list[EvalItem], settings: Probe
 
 
 def _build(workspace: Workspace, release, items: list[EvalItem], probes: list[str], mode: str,
-           settings: ProbeSettings) -> tuple[Built, str]:
+           settings: ProbeSettings) -> tuple[Built, list[str]]:
+    """Return the variants and what to note of how they were made (the negatives' sources, the model's
+    rephrasings)."""
     neighbours, chunks = _neighbours(workspace, release.kb_snapshot)
+    rephrased, asked = None, None
+    if "rewrite" in probes and "llm" in settings.rewrite_rules:
+        rephrased, asked = rephrase(workspace, items, no_judge=settings.no_judge)
     bar = progress(range(len(items)), "building probe variants", unit="item", total=len(items))
     ticks = iter(bar)
     built = build(items, chunks, probes, oracle=mode == "oracle_context", neighbours=neighbours, settings=settings,
-                  tick=lambda: next(ticks, None))
+                  tick=lambda: next(ticks, None), rephrased=rephrased)
     for _ in ticks:
         pass
-    return built, neighbours.note
+    return built, [f"hard negatives: {neighbours.note}", *([asked] if asked else [])]
 
 
 # -- calling -------------------------------------------------------------------------------------------------
@@ -213,8 +221,7 @@ def _call(target: Target, variants: list[ProbeVariant], items: dict[str, EvalIte
     failed = [0]
     for finished in progress(calls.run(variants), "asking the probe variants", unit="variant",
                              total=len(variants), status=lambda: f"{failed[0]} errors"):
-        record = call_record(finished, run_settings)
-        record = record.model_copy(update={"item_id": finished.item.variant_id})
+        record = call_record(finished, run_settings, item_id=finished.item.variant_id)
         failed[0] += record.error is not None
         log.append(record)
     if calls.abandoned:
@@ -230,10 +237,12 @@ def score_probe_run(workspace: Workspace, folder: Path, items: dict[str, EvalIte
         items = {i.id: i for i in load_release(Releases(workspace, manifest.dataset).path(manifest.version))[1]}
     done = answered(run.variants, run.traces)
     lexical = verdicts_of(done, items)
-    judged, failed, note = judge_verdicts(workspace, done, items, no_judge=run.manifest.settings.no_judge)
+    judged, failed, note, usage = judge_verdicts(workspace, done, items, no_judge=run.manifest.settings.no_judge)
     atomic_write_jsonl(folder / VERDICTS, [v.model_dump(mode="json") for v in (*lexical, *judged)])
-    summarize(run.manifest, run.variants, run.skips, run.traces, items, lexical, judged, failed, note
-              ).write(folder / SUMMARY)
+    summary, scores = summarize(run.manifest, run.variants, run.skips, run.traces, items, lexical, judged, failed,
+                                note, usage)
+    atomic_write_jsonl(folder / SCORES, [s.model_dump(mode="json") for s in scores])
+    summary.write(folder / SUMMARY)
 
 
 def _resume_command(workspace: Workspace, ref: str, target: str, folder: Path) -> str:
@@ -242,7 +251,7 @@ def _resume_command(workspace: Workspace, ref: str, target: str, folder: Path) -
 
 
 def _manifest(ref: str, release, target: str, mode: str, settings: ProbeSettings, probes: list[str], gate,
-              judge: dict, built: Built, negatives: str) -> ProbeManifest:
+              judge: dict, built: Built, notes: list[str]) -> ProbeManifest:
     versions = {}
     for package in ("curate-evalrun", "rapidfuzz", "numpy", "bm25s"):
         try:
@@ -252,7 +261,8 @@ def _manifest(ref: str, release, target: str, mode: str, settings: ProbeSettings
     missing = not_run(probes, mode, built)
     return ProbeManifest(dataset=release.name, version=release.version, ref=ref, content_sha256=release.content_sha256,
                          kb_snapshot=release.kb_snapshot, target=target, mode=mode, settings=settings,
-                         run=[p for p in probes if p not in missing], not_run=missing, negatives=negatives, judge=judge,
+                         prompt_versions=PROBE_PROMPTS.versions() if "unavailable" not in judge else {},
+                         run=[p for p in probes if p not in missing], not_run=missing, notes=notes, judge=judge,
                          leakage_gate=gate, started_at=now(), packages=versions)
 
 
@@ -298,11 +308,11 @@ def _probe(workspace: Workspace, *, ref: str, target, settings: ProbeSettings, o
             settings = manifest.settings
         else:
             asked = _items(workspace, release, items, settings, mode == "oracle_context")
-            built, negatives = _build(workspace, release, asked, probes, mode, settings)
+            built, notes = _build(workspace, release, asked, probes, mode, settings)
             atomic_write_jsonl(folder / VARIANTS, [v.model_dump(mode="json") for v in built.variants])
             atomic_write_jsonl(folder / SKIPS, [s.model_dump(mode="json") for s in built.skips])
             manifest = _manifest(ref, release, target_name, mode, settings, probes, gate,
-                                 configured_judge(workspace, settings.no_judge), built, negatives)
+                                 configured_judge(workspace, settings.no_judge), built, notes)
             manifest.write(folder / MANIFEST)
         for probe_name, why in manifest.not_run.items():
             print(f"evalrun: {probe_name}: not run: {why}", file=sys.stderr, flush=True)

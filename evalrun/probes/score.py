@@ -21,7 +21,7 @@ import numpy as np
 from curate import EvalItem, InputError, now
 from evalrun.compare.stats import compare_paired
 from evalrun.probes.build import accepted_answers, gold_ids
-from evalrun.probes.folder import CurvePoint, PairedToClean, ProbeFailure, ProbeManifest, ProbeMetric, ProbeSummary
+from evalrun.probes.folder import JUDGED, CurvePoint, PairedToClean, ProbeFailure, ProbeManifest, ProbeMetric, ProbeSummary
 from evalrun.probes.records import ProbeSkip, ProbeVariant, ProbeVerdict
 from evalrun.probes.verdicts import (
     accurate,
@@ -294,13 +294,15 @@ def _failures(done: Sequence[Answered], verdicts: Mapping[str, ProbeVerdict], me
 def summarize(manifest: ProbeManifest, variants: Sequence[ProbeVariant], skips: Sequence[ProbeSkip],
               traces: Mapping[str, TraceRecord], items: Mapping[str, EvalItem], lexical: Sequence[ProbeVerdict],
               judged: Sequence[ProbeVerdict] = (), judge_failed: Mapping[str, int] | None = None,
-              judge_note: str | None = None) -> ProbeSummary:
-    """Return the summary of a probe run from its variants, traces, and verdicts (lexical and judged)."""
+              judge_note: str | None = None, judge_usage: str | None = None) -> tuple[ProbeSummary, list[ItemScores]]:
+    """Return the summary of a probe run from its variants, traces, and verdicts (lexical and judged), and
+    each item's values (judge-decided ones under judge/<name>)."""
     done = answered(variants, traces)
     k = manifest.settings.k
     metrics: list[ProbeMetric] = []
     paired: list[PairedToClean] = []
     failures: list[ProbeFailure] = []
+    scores: dict[str, ItemScores] = {}
     for method, found in (("lexical", lexical), ("judge", judged)):
         if method == "judge" and not found:
             continue
@@ -308,6 +310,7 @@ def summarize(manifest: ProbeManifest, variants: Sequence[ProbeVariant], skips: 
         table = _collect(done, by_variant, items, k, manifest.mode, method)
         rows = table.rows({i: item.answerable for i, item in items.items()})
         metrics += _metrics(table, rows, method)
+        _keep(scores, rows, JUDGED if method == "judge" else "")
         failures += _failures(done, by_variant, method)
         if method == "lexical":
             paired = _paired(rows, sorted(table.probe_of, key=_sort_key))
@@ -315,13 +318,23 @@ def summarize(manifest: ProbeManifest, variants: Sequence[ProbeVariant], skips: 
     for skip in skips:
         skipped[skip.probe][skip.reason] += 1
     errors = Counter(one.variant.probe for one in done if one.trace is None)
-    return ProbeSummary(ref=manifest.ref, target=manifest.target, mode=manifest.mode,
+    summary = ProbeSummary(ref=manifest.ref, target=manifest.target, mode=manifest.mode,
                         items=len({v.item_id for v in variants if v.probe == "clean"}),
                         variants=dict(Counter(v.probe for v in variants)),
                         skipped={p: dict(c) for p, c in skipped.items()}, not_run=manifest.not_run,
                         errors=dict(errors), metrics=metrics, paired=paired,
                         curves=_curves(metrics, manifest.settings), failures=failures,
-                        judge_failed=dict(judge_failed or {}), judge_note=judge_note, scored_at=now())
+                        judge_failed=dict(judge_failed or {}), judge_note=judge_note, judge_usage=judge_usage,
+                        scored_at=now())
+    return summary, sorted(scores.values(), key=lambda r: r.item_id)
+
+
+def _keep(scores: dict[str, ItemScores], rows: Sequence[ItemScores], prefix: str) -> None:
+    """Add each row's values and unscored metrics (named with `prefix`) to the item's row in `scores`."""
+    for row in rows:
+        kept = scores.setdefault(row.item_id, ItemScores(item_id=row.item_id, answerable=row.answerable))
+        kept.values.update({prefix + k: v for k, v in row.values.items()})
+        kept.unscored.update({prefix + k: v for k, v in row.unscored.items()})
 
 
 def item_ids(variants: Iterable[ProbeVariant]) -> set[str]:

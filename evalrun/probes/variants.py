@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from curate import Chunk, EvalItem, InputError, fold, language_of
-from evalrun.probes.facts import changed, find_facts, keys_in, keys_of, value_keys
+from evalrun.probes.facts import Fact, changed, changed_name, find_facts, keys_in, keys_of, value_keys
 from evalrun.probes.injections import TEMPLATES, canary, planted_text
 from evalrun.probes.records import PlantedChunk, ProbeSkip, ProbeVariant
 from evalrun.probes.rewrites import RULES, rewrite
@@ -214,32 +215,46 @@ def negative_variant(item: EvalItem, negatives: Sequence[Chunk], *, size: int, s
 def counterfactual_variant(item: EvalItem, gold_chunks: Sequence[Chunk], *, seed: int) -> ProbeVariant | ProbeSkip:
     """Return the item with one fact of its gold chunks changed (the rules: `evalrun.probes.facts`).
 
-    The fact changed is the first the item's reference answer, accepted answers or key points state
-    (the same value, `value_keys`: a date whose year they state has its year changed), else the first
-    of the gold chunks; never one the question names (a
-    question about LG-4031 over a context about LG-4037 asks for a refusal, not a changed fact). The
-    new value is one no gold chunk states. Every place the gold chunks state the fact (its very text)
-    is changed, so the context does not contradict itself; each changed chunk is planted as
-    probe:counterfactual:<n> with its change, the other gold chunks are given as they are. A robust
-    system follows the context.
+    The fact changed is the one the item's reference answer, accepted answers or key points state: first
+    a fact they state as it is (the date 1983年5月20日), then one whose value they state (a date whose year
+    they state has its year changed); else, when an accepted answer states no number, date or code and the
+    gold chunks hold it, that answer as a name (`changed_name`: 江口寿史 -> 江口寿宁); else the first fact
+    of the gold chunks. Never one the question names (a question about LG-4031 over a context about LG-4037
+    asks for a refusal, not a changed fact). The new value is one no gold chunk states. Every place the gold
+    chunks state it (its very text) is changed, so the context does not contradict itself; each changed
+    chunk is planted as probe:counterfactual:<n> with its change, the other gold chunks are given as they
+    are. A robust system follows the context.
     """
     variant_id = f"counterfactual:{item.id}:s{seed}"
     if not gold_chunks:
         return ProbeSkip(variant_id=variant_id, item_id=item.id, probe="counterfactual", reason="no gold chunks")
     rng = _rng(seed, item.id, "counterfactual")
-    stated = keys_in(" ".join([item.reference_answer or "", *item.answers, *(k.text for k in item.key_points)]))
+    answers = [a for a in (item.reference_answer or "", *item.answers) if a.strip()]
+    stated = keys_in(" ".join([*answers, *(k.text for k in item.key_points)]))
     asked = keys_in(item.question)
     taken = set().union(*(keys_in(c.text) for c in gold_chunks))
     facts = [f for c in gold_chunks for f in find_facts(c.text) if not value_keys(f) & asked]
-    facts.sort(key=lambda f: not value_keys(f) & stated)    # stable: the stated ones first, each in its order
+    # stable: facts stated as they are first, then those whose value is stated, each in its order
+    facts.sort(key=lambda f: (not keys_of(f) & stated, not value_keys(f) & stated))
     for fact in facts:
+        if not value_keys(fact) & stated:
+            break    # the answer states none of the rest: a name, if it is one, is the fact to change
         only_year = fact.kind == "date" and bool(value_keys(fact) & stated) and not keys_of(fact) & stated
         new = changed(fact, rng, taken, year=only_year)
         if new is not None:
-            context = _changed_context(gold_chunks, fact.text, fact.kind, new)
-            return _variant(item, "counterfactual", variant_id, context, expected="follow_context",
-                            rule=fact.kind, seed=seed)
-    reason = ("no number, date or code in the gold chunks that the question does not name" if not facts
+            return _variant(item, "counterfactual", variant_id, _changed_context(gold_chunks, fact.text, fact.kind, new),
+                            expected="follow_context", rule=fact.kind, seed=seed)
+    context = " ".join(c.text for c in gold_chunks)
+    for name in answers:
+        if name in context and name not in item.question and (new := changed_name(name, rng, context)):
+            return _variant(item, "counterfactual", variant_id, _changed_context(gold_chunks, name, "name", new),
+                            expected="follow_context", rule="name", seed=seed)
+    for fact in facts:
+        new = changed(fact, rng, taken)
+        if new is not None:
+            return _variant(item, "counterfactual", variant_id, _changed_context(gold_chunks, fact.text, fact.kind, new),
+                            expected="follow_context", rule=fact.kind, seed=seed)
+    reason = ("no number, date, code or name in the gold chunks that the question does not name" if not facts
               else "no other value of its facts is free of the context's own values")
     return ProbeSkip(variant_id=variant_id, item_id=item.id, probe="counterfactual", reason=reason)
 
@@ -249,7 +264,8 @@ def _changed_context(gold_chunks: Sequence[Chunk], old: str, kind: str, new: str
     context: list[PlantedChunk] = []
     planted = 0
     for chunk in gold_chunks:
-        places = [f for f in find_facts(chunk.text) if f.text == old and f.kind == kind]
+        places = ([Fact(kind, m.start(), m.end(), old) for m in re.finditer(re.escape(old), chunk.text)]
+                  if kind == "name" else [f for f in find_facts(chunk.text) if f.text == old and f.kind == kind])
         if not places:
             context.append(_planted(chunk, "gold"))
             continue

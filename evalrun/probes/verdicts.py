@@ -115,6 +115,14 @@ def counterfactual_verdict(variant: ProbeVariant, answer: str | None, *, refused
     aside = "; says the context conflicts with what it knows" if noted else ""
     if how := declined(answer, variant.language, refused):
         return _verdict(variant, "failed", f"declined although the context states {new} ({how})", conflict_noted=noted)
+    if variant.rule == "name":   # a name is no value with keys: its folded text is looked for
+        said = fold(answer or "")
+        if fold(new) in said:
+            return _verdict(variant, "passed", f"followed the context: {new}{aside}", conflict_noted=noted)
+        if fold(old) in said:
+            return _verdict(variant, "failed", f"answered from memory: {old} (the context says {new}){aside}",
+                            conflict_noted=noted)
+        return _verdict(variant, "undecided", f"states neither {old} nor {new}{aside}", conflict_noted=noted)
     have = keys_in(answer or "")
     before, after = value_keys(fact_of(old, variant.rule)), value_keys(fact_of(new, variant.rule))
     if (after - before) & have:

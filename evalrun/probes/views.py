@@ -19,6 +19,7 @@ WHAT = {
     "rewrite/consistent": "the same answer to the question rephrased",
     "rewrite/accuracy": "an accepted answer to the question rephrased",
 }
+ATTACK = "injection/success"
 VERDICTS = ("lexical verdicts: strings, no model (refusal phrases, the changed value, the canary, the accepted "
             "answers); undecided ones and failed calls have no value and are counted apart, never as a pass or a fail")
 
@@ -27,38 +28,53 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def headline(summary: ProbeSummary) -> list[str]:
-    """Return the first lines: what was probed, how many variants, what was not built, not run or failed."""
+def headline_parts(summary: ProbeSummary) -> list[tuple[str, str]]:
+    """Return the first lines, each with its kind: what was probed and how many variants ("probed"), each
+    probe not run ("not_run"), what was not built ("skipped"), the failed calls ("errors"), and how often
+    a planted instruction was obeyed ("attack")."""
     mode = ("given each variant's context (generate(question, context))" if summary.mode == "oracle_context"
             else "end to end (it retrieves for itself)")
     asked = ", ".join(f"{p} {n:,}" for p, n in summary.variants.items())
-    lines = [f"probes of {summary.target} over {summary.ref}, {mode}: {_plural(summary.items, 'item')}; variants: "
-             f"{asked}"]
-    for probe, why in summary.not_run.items():
-        lines.append(f"{probe}: NOT RUN: {why}")
+    parts = [("probed", f"probes of {summary.target} over {summary.ref}, {mode}: {_plural(summary.items, 'item')}; "
+                        f"variants: {asked or 'none'}")]
+    parts += [("not_run", f"{probe}: NOT RUN: {why}") for probe, why in summary.not_run.items()]
     for probe, reasons in summary.skipped.items():
         total = sum(reasons.values())
         top = "; ".join(f"{why} ({n})" for why, n in sorted(reasons.items(), key=lambda r: -r[1])[:3])
-        lines.append(f"{probe}: {_plural(total, 'variant')} not built: {top}")
+        parts.append(("skipped", f"{probe}: {_plural(total, 'variant')} not built: {top}"))
     if summary.errors:
-        lines.append("calls that failed or timed out (no verdict, counted apart): "
-                     + ", ".join(f"{p} {n:,}" for p, n in summary.errors.items()))
-    attack = summary.metric("injection/success")
+        parts.append(("errors", "calls that failed or timed out (no verdict, counted apart): "
+                      + ", ".join(f"{p} {n:,}" for p, n in summary.errors.items())))
+    attack = summary.metric(ATTACK)
     if attack is not None and attack.summary.mean is not None:
-        lines.append(f"injection: attacks succeeded on {numbers.percent(attack.summary.mean)} of the items' variants "
-                     f"({attack.variants:,} variants)" + (" - the system obeys planted instructions"
-                                                           if attack.summary.mean > 0 else ""))
-    return lines
+        parts.append(("attack", f"injection: attacks succeeded on {numbers.percent(attack.summary.mean)} of the "
+                      f"items' variants ({attack.variants:,} variants)"
+                      + (": it obeyed at least one planted instruction (a security review wants 0)"
+                         if attack.summary.mean > 0 else ": it obeyed none")))
+    return parts
+
+
+def headline(summary: ProbeSummary) -> list[str]:
+    """Return the first lines: what was probed, how many variants, what was not built, not run or failed."""
+    return [line for _, line in headline_parts(summary)]
 
 
 def metric_row(metric: ProbeMetric) -> tuple[str, ...]:
     """Return one metric as a table row: name, value, 95% CI, items, variants, undecided, errors."""
     s = metric.summary
-    ci = (f"[{numbers.percent(s.ci95[0])}, {numbers.percent(s.ci95[1])}]" + (" W" if s.ci_method == "wilson" else "")
-          if s.ci95 else "")
+    ci = rate_interval(s.ci95) + (" W" if s.ci95 and s.ci_method == "wilson" else "")
     return (metric.name, numbers.percent(s.mean) if s.mean is not None else "unscored", ci, f"{s.n:,}",
             f"{metric.variants:,}", f"{metric.undecided:,}" if metric.undecided else "",
             f"{metric.errors:,}" if metric.errors else "")
+
+
+def rate_interval(ci: tuple[float, float] | None) -> str:
+    """Return a 95% interval of a rate in percent.
+
+    >>> rate_interval((0.132, 0.349)), rate_interval(None)
+    ('[13.2%, 34.9%]', '')
+    """
+    return f"[{numbers.percent(ci[0])}, {numbers.percent(ci[1])}]" if ci else ""
 
 
 METRIC_COLUMNS = ("metric", "value", "95% CI", "items", "variants", "undecided", "errors")
@@ -70,15 +86,19 @@ def metric_rows(metrics: Iterable[ProbeMetric], method: str = "lexical") -> list
 
 
 PAIRED_COLUMNS = ("metric", "clean", "probed", "difference", "95% CI", "p", "test", "items")
-PAIRED = ("paired: each metric against the same items' clean accuracy (McNemar's exact test for 0/1 values, the "
-          "sign-flip test otherwise; intervals as `evalrun compare`'s)")
+PAIRED = ("paired: each metric against the same items' clean accuracy, over the items with both (+N: items with a "
+          "value on one side only, left out); McNemar's exact test for 0/1 values, the sign-flip test otherwise, "
+          "intervals as evalrun compare's")
 
 
 def paired_row(row: PairedToClean) -> tuple[str, ...]:
     """Return one paired comparison as a table row."""
     return (row.name, numbers.percent(row.clean), numbers.percent(row.probed), numbers.difference("rate", row.difference),
             numbers.interval("rate", row.ci95), numbers.p_value(row.p_value), row.test or "",
-            f"{row.n:,}" + (f" (+{row.left_out} one side only)" if row.left_out else ""))
+            f"{row.n:,}" + (f" (+{row.left_out})" if row.left_out else ""))
+
+
+CURVES = {"by_rate": "accuracy by noise rate", "by_position": "accuracy by gold position (lost in the middle)"}
 
 
 def curve_line(summary: ProbeSummary, name: str) -> str | None:
@@ -86,8 +106,12 @@ def curve_line(summary: ProbeSummary, name: str) -> str | None:
     points = summary.curves.get(name)
     if not points:
         return None
-    title = {"by_rate": "accuracy by noise rate", "by_position": "accuracy by gold position (lost in the middle)"}[name]
-    return f"{title}: " + " · ".join(f"{p.x} {numbers.percent(p.mean) or 'unscored'} (n {p.n})" for p in points)
+    return f"{CURVES[name]}: " + " · ".join(f"{p.x} {numbers.percent(p.mean) or 'unscored'} (n {p.n})" for p in points)
+
+
+def failure_key(failure: ProbeFailure) -> str:
+    """Return the group a failure is listed in: its probe and whose verdict, 'noise (lexical)'."""
+    return f"{failure.probe} ({failure.method})"
 
 
 def failure_lines(failures: Iterable[ProbeFailure], per_probe: int = 5, width: int = 160) -> list[str]:
@@ -97,7 +121,7 @@ def failure_lines(failures: Iterable[ProbeFailure], per_probe: int = 5, width: i
     total: dict[str, int] = {}
     lines: list[str] = []
     for failure in failures:
-        key = f"{failure.probe} ({failure.method})"
+        key = failure_key(failure)
         total[key] = total.get(key, 0) + 1
         if shown.get(key, 0) >= per_probe:
             continue
@@ -122,8 +146,9 @@ def _one_line(text: str, width: int) -> str:
 def judge_line(summary: ProbeSummary) -> str | None:
     """Return what the judge did: its verdicts counted apart, its failures, or why none were asked."""
     if summary.judge_note:
-        return f"judge: none asked ({summary.judge_note}); every verdict above is lexical"
+        return f"judge: none asked: {summary.judge_note}; every verdict above is lexical"
+    line = f"judge: {summary.judge_usage}" if summary.judge_usage else "judge:"
     if summary.judge_failed:
-        return ("judge: verdicts that could not be had (the lexical verdict stands; counted apart): "
-                + ", ".join(f"{p} {n:,}" for p, n in summary.judge_failed.items()))
-    return None
+        line += ("; verdicts it could not give (the lexical verdict stands; counted apart): "
+                 + ", ".join(f"{p} {n:,}" for p, n in summary.judge_failed.items()))
+    return line if line != "judge:" else None

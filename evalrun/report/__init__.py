@@ -7,6 +7,7 @@ candidates, context, answer and the judge's verdicts. `write_report` is the one 
 - `items`: the items as one compact JSON document, texts capped and every cut counted;
 - `judged`: the judge's grades of retrieved chunks (--judge-retrieval) and the section they fill;
 - `comparison`: the comparison against BASE, as `evalrun compare` decided it;
+- `probes`: a probe run (`evalrun probe`), on its own page or in a section of a run's (--probes);
 - `charts`: inline SVG charts drawn by matplotlib;
 - `render`: the Jinja2 templates filled and the file written atomically.
 """

@@ -17,7 +17,9 @@ from pathlib import Path
 import matplotlib
 from matplotlib import font_manager
 from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
 
+from evalrun.probes.folder import CurvePoint
 from evalrun.report.gather import Funnel
 
 # The page sets the font of the charts' text; these only measure it (the first face of Debian's
@@ -173,6 +175,42 @@ def count_chart(counts: Mapping[str, int], xlabel: str) -> str:
         axes.invert_yaxis()
         axes.set_xlabel(xlabel)
         _margins(figure, [k for k, _ in ordered])
+        return _svg(figure)
+
+
+def curve_chart(title: str, xlabel: str, points: Sequence[CurvePoint], reference: float | None = None) -> str:
+    """Return an accuracy curve: a dot per point at its mean with its 95% interval as whiskers, joined by
+    a line (a point without a value leaves a gap), its n under its label; `reference` (the clean accuracy)
+    as a dashed line. "" when no point has a value."""
+    if not any(p.mean is not None for p in points):
+        return ""
+    with matplotlib.rc_context(STYLE):
+        figure = _figure(2.6)
+        axes = figure.add_subplot()
+        xs = range(len(points))
+        means = [p.mean if p.mean is not None else float("nan") for p in points]
+        lows = [max(0.0, p.mean - p.ci95[0]) if p.mean is not None and p.ci95 else 0.0 for p in points]
+        highs = [max(0.0, p.ci95[1] - p.mean) if p.mean is not None and p.ci95 else 0.0 for p in points]
+        axes.errorbar(xs, means, yerr=[lows, highs], fmt="-o", color=COLOURS[0], ecolor=COLOURS[0], capsize=3,
+                      markersize=5, elinewidth=1.0, label="accuracy (95% CI)")
+        for x, point in zip(xs, points):
+            if point.mean is not None:
+                axes.annotate(f"{point.mean:.0%}", xy=(x, point.mean), xytext=(6, 4), textcoords="offset points",
+                              fontsize=8, color=COLOURS[0])
+        if reference is not None:
+            axes.axhline(reference, color=COLOURS[5], linestyle="--", linewidth=1.0, label="asked clean")
+        axes.set_xticks(list(xs), [f"{p.x}\n(n={p.n})" if p.mean is not None else f"{p.x}\n(unscored)"
+                                   for p in points])
+        axes.set_xlim(-0.5, len(points) - 0.5)
+        axes.set_ylim(0, 1.05)
+        axes.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        axes.set_xlabel(xlabel)
+        axes.set_title(title, loc="left")
+        axes.grid(axis="y", color="#e5e5e5", linewidth=0.6)
+        axes.set_axisbelow(True)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
+        _margins(figure, ["100%"], legend=["accuracy (95% CI)", "asked clean"])
+        figure.subplots_adjust(bottom=0.75 / 2.6)   # two lines of x labels and the axis title
         return _svg(figure)
 
 

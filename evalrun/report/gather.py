@@ -40,6 +40,7 @@ from evalrun.review.calibrate import Calibration, calibrate_run, has_reviews
 from evalrun.review.paired import judge_corrected
 from evalrun.review.records import read_reviews
 from evalrun.compare.comparison import Comparison, compare_runs
+from evalrun.probes.folder import ProbeRun, scored_probe_run
 from evalrun.records import ItemScores, Run, Trace, scored_run
 from evalrun.report.judged import JudgedInputs, read_grades
 from evalrun.scope_records import LAYERS
@@ -89,6 +90,7 @@ class ReportInputs:
     base_chunks: dict[str, Chunk] = field(default_factory=dict)   # BASE's snapshot, when not NEW's
     calibration: Calibration | None = None   # what people's reviews say of the judge, when any were pulled
     judged: JudgedInputs = field(default_factory=JudgedInputs)   # the judge's grades of retrieved chunks
+    probes: ProbeRun | None = None   # a probe run shown in its own section (`evalrun report RUN --probes FOLDER`)
 
     @cached_property
     def base_rows(self) -> dict[str, ItemScores]:
@@ -112,11 +114,14 @@ class ReportInputs:
         return found
 
 
-def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> ReportInputs:
-    """Return the scored run in `folder`, its release's items, its KB snapshot's chunks and, with
-    `vs`, the comparison against that BASE run; one line when any of them cannot be read."""
+def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None,
+                probes: Path | None = None) -> ReportInputs:
+    """Return the scored run in `folder`, its release's items, its KB snapshot's chunks, with `vs` the
+    comparison against that BASE run, and with `probes` that scored probe run; one line when any of them
+    cannot be read."""
     run = scored_run(folder)
     base = scored_run(vs) if vs is not None else None
+    probe_run = scored_probe_run(probes) if probes is not None else None
     manifest = run.manifest
     try:
         release, items = load_release(Releases(workspace, manifest.dataset).path(manifest.version))
@@ -144,7 +149,8 @@ def read_inputs(folder: Path, workspace: Workspace, vs: Path | None = None) -> R
     calibration = calibrate_run(workspace, folder) if has_reviews(folder) else None
     return ReportInputs(run=run, items=items, chunks=chunks, snapshot_problem=problem, traces=traces, usable=usable,
                         base=base, comparison=comparison, base_traces=base_traces, base_chunks=base_chunks,
-                        calibration=calibration, judged=read_grades(folder, run.summary.judged_retrieval))
+                        calibration=calibration, judged=read_grades(folder, run.summary.judged_retrieval),
+                        probes=probe_run)
 
 
 def gold_chunks(item: EvalItem) -> tuple[dict[str, int], dict[str, tuple[str, ...]]] | None:

@@ -18,10 +18,12 @@ import jinja2
 
 from curate import Workspace, atomic_write_bytes
 from evalrun import numbers
+from evalrun.probes.folder import ProbeRun, is_probe_run, scored_probe_run
 from evalrun.views import INTERVALS, format_summary, other_names, retrieval_names
 from evalrun.report import charts
 from evalrun.report.comparison import comparison_context
 from evalrun.report.gather import (
+    ReportError,
     ReportInputs,
     funnels,
     headline_metric,
@@ -32,6 +34,7 @@ from evalrun.report.gather import (
 )
 from evalrun.report.items import CAPS, Cuts, item_payload
 from evalrun.report.judged import judged_panel
+from evalrun.report.probes import probe_page
 from evalrun.scoring.summary import SCOPE_FIELDS, SUBSET_FIELDS
 
 TEMPLATES = resources.files("evalrun.report") / "templates"
@@ -192,6 +195,7 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
     overall = summary.metrics.get("all", {})
     metric = headline_metric(inputs)
     document, cuts = item_payload(inputs)
+    probes, probe_cuts = probe_page(inputs.probes) if inputs.probes is not None else (None, Cuts())
     comparison = comparison_context(inputs.comparison, inputs.items)
     if comparison is not None:   # drawn by the page's script when asked
         document["explore"] = comparison.pop("extra_cells")
@@ -214,19 +218,43 @@ def render(inputs: ReportInputs) -> tuple[str, Cuts]:
         "leaks": leak_panel(inputs), "max_leak_rows": MAX_LEAK_ROWS, "review": review_panel(inputs.calibration),
         "judged": judged_panel(inputs.run.summary, inputs.judged, {item.id for item in inputs.items}),
         "corrected": [_corrected(d) for d in inputs.comparison.judge_corrected] if inputs.comparison else [],
-        "headline_metric": metric, "data": packed(document), "numbers": numbers,
+        "headline_metric": metric, "data": packed(document), "numbers": numbers, "probes": probes,
         "css": (TEMPLATES / "report.css").read_text("utf-8"), "script": (TEMPLATES / "report.js").read_text("utf-8"),
     }
-    return _environment().get_template("report.html.j2").render(context), cuts
+    page = _environment().get_template("report.html.j2").render(context)
+    cuts.update(probe_cuts)   # the probes' section says its own; the count covers the page
+    return page, cuts
 
 
-def write_report(folder: Path, *, out: Path, workspace: Workspace, vs: Path | None = None) -> WrittenReport:
-    """Write the report of the scored run in `folder` (against the BASE run `vs`, if given) to `out`,
-    atomically; return where, how large, and what was cut."""
-    with frozen_heap() as freeze:
-        inputs = read_inputs(Path(folder), workspace, vs)
-        freeze()
-        page, cuts = render(inputs)
+def render_probes(run: ProbeRun) -> tuple[str, Cuts]:
+    """Return the page of the scored probe run `run` and the texts it cut."""
+    shown, cuts = probe_page(run)
+    return _environment().get_template("probes.html.j2").render(
+        p=shown, numbers=numbers, css=(TEMPLATES / "report.css").read_text("utf-8")), cuts
+
+
+def write_report(folder: Path, *, out: Path, workspace: Workspace | None, vs: Path | None = None,
+                 probes: Path | None = None) -> WrittenReport:
+    """Write the report of the scored run in `folder` (against the BASE run `vs`, and with the probe run
+    folder `probes` in a section, if given) to `out`, atomically; return where, how large, and what was
+    cut. A probe run folder (`evalrun probe`) gets the page of its probes, read from the folder alone: it
+    needs no workspace and has no BASE."""
+    folder = Path(folder)
+    if is_probe_run(folder):
+        if vs is not None or probes is not None:
+            raise ReportError(f"{folder} is a probe run folder: --vs and --probes go with a run of `evalrun run`")
+        run = scored_probe_run(folder)
+        page, cuts = render_probes(run)
+        items = run.summary.items
+    else:
+        if workspace is None:
+            raise ReportError(f"the report of run {folder} reads its release and KB snapshot from a workspace: "
+                              f"name one")
+        with frozen_heap() as freeze:
+            inputs = read_inputs(folder, workspace, vs, probes)
+            freeze()
+            page, cuts = render(inputs)
+        items = len(inputs.items)
     data = page.encode("utf-8")
     atomic_write_bytes(Path(out), data)
-    return WrittenReport(path=Path(out), size=len(data), items=len(inputs.items), cuts=cuts)
+    return WrittenReport(path=Path(out), size=len(data), items=items, cuts=cuts)

@@ -161,16 +161,19 @@ def failure_line(exc: BaseException) -> str:
     return _printable(f"target raised {type(exc).__name__}" + (f": {message[:200]}" if message else ""))
 
 
-def call_record(finished: Finished[EvalItem], settings: RunSettings, warmup: bool = False) -> TraceRecord:
+def call_record(finished: Finished, settings: RunSettings, warmup: bool = False,
+                item_id: str | None = None) -> TraceRecord:
     """Return the trace record of one ended call: its trace, or why it has none; `warmup`: the call
-    was a warm-up call (marked whether it succeeded or not)."""
+    was a warm-up call (marked whether it succeeded or not); `item_id`: what the record is of (default:
+    the item's id)."""
     if finished.timed_out:
         error = f"target timed out after {settings.timeout:g} s"
     elif finished.error is not None:
         error = failure_line(finished.error)
     else:
         return finished.value.model_copy(update={"warmup": warmup})
-    return TraceRecord(item_id=finished.item.id, error=error, elapsed_ms=finished.seconds * 1000, warmup=warmup)
+    return TraceRecord(item_id=item_id or finished.item.id, error=error, elapsed_ms=finished.seconds * 1000,
+                       warmup=warmup)
 
 
 def warmup_ids(todo: list[str], settings: RunSettings) -> set[str]:

@@ -11,7 +11,7 @@ import pytest
 from tests.support import docs
 
 HOW_TO = docs.ROOT / "docs" / "how-to"
-SECTIONS = [("kb.md", "Access groups and versions"), ("generate.md", "Try it")]
+SECTIONS = [("kb.md", "Access groups and versions"), ("generate.md", "Try it"), ("probe.md", "Try it")]
 
 
 def section(page: Path, title: str) -> str:

@@ -28,11 +28,12 @@ def test_the_package_exports_the_four_functions_and_they_stay_functions():
     command line) leaves the names bound to the functions."""
     code = ("import evalrun, evalrun.cli.main, evalrun.compare.stats, evalrun.report.render; "
             "from evalrun.report import items; "
-            "print([inspect.isfunction(getattr(evalrun, n)) for n in ('run', 'read_run', 'compare', 'report')])")
+            "print([inspect.isfunction(getattr(evalrun, n)) for n in ('run', 'read_run', 'compare', 'report', 'probe')])")
     shown = subprocess.run([sys.executable, "-c", "import inspect; " + code], capture_output=True, text=True,
                            check=True).stdout.strip()
-    assert shown == "[True, True, True, True]"
-    assert set(evalrun.__all__) >= {"run", "read_run", "compare", "report", "Run", "Comparison", "RunInterrupted"}
+    assert shown == "[True, True, True, True, True]"
+    assert set(evalrun.__all__) >= {"run", "read_run", "compare", "report", "probe", "Run", "Comparison",
+                                    "RunInterrupted"}
 
 
 def test_the_api_loads_no_command_line():
@@ -171,7 +172,7 @@ def test_report_writes_beside_the_run_by_default(released, tmp_path):
 
 
 # The examples of the docstrings, in the order they build on each other.
-EXAMPLES = (evalrun.run, evalrun.compare, evalrun.report)
+EXAMPLES = (evalrun.run, evalrun.compare, evalrun.report, evalrun.probe)
 FENCED = re.compile(r"```python\n(.*?)```", re.S)
 
 
@@ -204,4 +205,6 @@ def test_the_docstring_examples_run_as_written(readme_workspace, monkeypatch, ca
     assert shown[1].startswith("No detectable difference on the ")   # the same function as runs/first
     assert shown[2].startswith("True 0.0 ")          # ... by name there
     assert shown[3] == "runs/python/report.html"
+    # what a question-only target cannot run (and no absent code, year or name could be mined from this KB)
+    assert shown[4] == "end_to_end ['counterfactual', 'injection', 'negative', 'noise']"
     assert (readme_workspace / "runs" / "python" / "report.html").stat().st_size > 10_000

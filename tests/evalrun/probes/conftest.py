@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from curate.cli.main import cli as curate_cli
 from curate.formats.squad import read_squad
 from curate.index.bm25 import BM25
 from curate.kb import chunk_documents, read_documents
 from curate.records import Chunk, ChunkerSettings, EvalItem, Evidence, KeyPoint
 from curate.text.normalize import language_of
+from curate.workspace import init_workspace
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -79,3 +82,23 @@ def handbook() -> Corpus:
                               answers=[row["reference_answer"]],
                               key_points=[KeyPoint(text=k) for k in row["key_points"]], evidence=evidence))
     return Corpus(chunks, items, BM25.build([c.text for c in chunks]))
+
+
+def _curate(workspace, *args):
+    result = CliRunner(mix_stderr=False).invoke(curate_cli, ["--workspace", str(workspace.root), *map(str, args)])
+    assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
+
+
+@pytest.fixture(scope="session")
+def cmrc_release(tmp_path_factory):
+    """A workspace holding cmrc@v1, the first articles of the CMRC2018 sample (one chunk per paragraph),
+    checked for leakage."""
+    folder = tmp_path_factory.mktemp("probe")
+    sample = json.loads((EXAMPLES / "cmrc2018" / "cmrc2018_sample.json").read_text(encoding="utf-8"))
+    sample["data"] = sample["data"][:40]     # 40 articles: their paragraphs are the KB, their questions the items
+    (folder / "cmrc.json").write_text(json.dumps(sample, ensure_ascii=False), encoding="utf-8")
+    workspace = init_workspace(folder / "ws")
+    _curate(workspace, "import", folder / "cmrc.json", "--format", "squad", "--dataset", "cmrc", "--source", "human")
+    _curate(workspace, "check-leakage", "--dataset", "cmrc")
+    _curate(workspace, "release", "--dataset", "cmrc", "-m", "v1")
+    return workspace

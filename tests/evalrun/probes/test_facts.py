@@ -113,14 +113,14 @@ def test_a_chunk_with_nothing_to_change_says_so():
     nothing = counterfactual_variant(item("锣鼓经是什么？", "打击乐记谱方法", "zh"),
                                      [chunk("kb#0", "锣鼓经是大陆传统器乐及戏曲里面常用的打击乐记谱方法。")], seed=0)
     assert isinstance(nothing, ProbeSkip)
-    assert nothing.reason == "no number, date or code in the gold chunks that the question does not name"
+    assert nothing.reason == "no number, date, code or name in the gold chunks that the question does not name"
     named = counterfactual_variant(item("What does LG-4031 mean?", "route scope not granted", "en"),
                                    [chunk("kb#0", "LG-4031 means the route scope was not granted.")], seed=0)
     assert isinstance(named, ProbeSkip) and named.variant_id == "counterfactual:q1:s0"
 
 
 def test_real_gold_chunks_change_in_one_token(cmrc, handbook):
-    built = 0
+    built = names = 0
     for corpus in (cmrc, handbook):
         for one in corpus.items:
             gold = corpus.gold(one)
@@ -128,12 +128,16 @@ def test_real_gold_chunks_change_in_one_token(cmrc, handbook):
             if isinstance(variant, ProbeSkip):
                 continue
             built += 1
+            names += variant.rule == "name"
             by_id = {c.chunk_id: c for c in gold}
             for planted in variant.context:
                 if planted.role == "counterfactual":
                     original, old, new = by_id[planted.source_chunk].text, planted.change["from"], planted.change["to"]
                     lost, gained = salient(original) - salient(planted.text), salient(planted.text) - salient(original)
-                    if variant.rule == "zh_number":     # 三十 is salient only beside its unit: 三十天
+                    if variant.rule == "name":          # the name is changed in every place, nothing else
+                        assert planted.text == original.replace(old, new) and old in original
+                        assert new not in original
+                    elif variant.rule == "zh_number":     # 三十 is salient only beside its unit: 三十天
                         assert sum(lost.values()) == sum(gained.values()) >= 1
                         assert re.sub(ZH_NUMERALS, "#", original) == re.sub(ZH_NUMERALS, "#", planted.text)
                     else:   # what is salient lost and gained is the token's alone; nothing but digits moved
@@ -143,3 +147,4 @@ def test_real_gold_chunks_change_in_one_token(cmrc, handbook):
                 else:
                     assert planted.text == by_id[planted.chunk_id].text
     assert built >= 150
+    assert names >= 20     # CMRC2018's answers are often names: their counterfactual changes the name
