@@ -146,7 +146,8 @@ def _one_line(text: str, width: int) -> str:
 def judge_line(summary: ProbeSummary) -> str | None:
     """Return what the judge did: its verdicts counted apart, its failures, or why none were asked."""
     if summary.judge_note:
-        return f"judge: none asked: {summary.judge_note}; every verdict above is lexical"
+        why = summary.judge_note.removeprefix("not computed: ").replace(" (no judge was asked)", "")
+        return f"judge: none asked ({why}); every verdict above is lexical"
     line = f"judge: {summary.judge_usage}" if summary.judge_usage else "judge:"
     if summary.judge_failed:
         line += ("; verdicts it could not give (the lexical verdict stands; counted apart): "
