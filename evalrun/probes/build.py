@@ -30,6 +30,7 @@ from evalrun.probes.variants import (
     noise_variants,
     rewrite_variants,
 )
+from evalrun.scoring.score import references as accepted_answers   # every accepted answer, the reference among them
 
 PLANTED = ("noise", "negative", "counterfactual", "injection")   # probes that plant a context
 NEEDS_CONTEXT = "it plants a context, and the target retrieves its own (give it generate(question, context))"
@@ -74,14 +75,6 @@ class Built:
     def add(self, made: ProbeVariant | ProbeSkip | Sequence[ProbeVariant | ProbeSkip]) -> None:
         for one in made if isinstance(made, (list, tuple)) else [made]:
             (self.skips if isinstance(one, ProbeSkip) else self.variants).append(one)
-
-
-def accepted_answers(item: EvalItem) -> list[str]:
-    """Return every accepted answer of an item, the reference answer among them."""
-    answers = list(item.answers)
-    if item.reference_answer and item.reference_answer not in answers:
-        answers.append(item.reference_answer)
-    return [a for a in answers if a.strip()]
 
 
 def gold_ids(item: EvalItem) -> list[str]:
