@@ -63,6 +63,10 @@ def _words(text: str) -> list[str]:
               help="Seconds per call, from the moment it starts.")
 @click.option("--allow-unchecked", is_flag=True, help="Probe although the leakage check is missing or failed.")
 @click.option("--no-judge", is_flag=True, help="Ask no judge: lexical verdicts only.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), help="The most the judge's verdicts may cost, "
+              "in USD (needs [judge.prices]): no request is sent that could go past it; the variants left are counted "
+              "as verdicts the judge could not give (the lexical ones stand).")
+@click.option("--budget-tokens", type=click.IntRange(min=1), help="The same limit in tokens (prompt and answer).")
 @click.option("--failures", "shown", type=click.IntRange(min=0), default=5, show_default=True,
               help="Failures printed per probe.")
 @click.option("--gate", "gate", is_flag=False, flag_value="", default=None, metavar="[FILE]",
@@ -74,8 +78,8 @@ def _words(text: str) -> list[str]:
 @WORKSPACE
 @click.pass_context
 def probe(ctx: click.Context, ref, target, probes, end_to_end, out, resume, seed, rates, positions, size, templates,
-          rewrite_rules, absent, limit, k, concurrency, timeout, allow_unchecked, no_judge, shown, gate,
-          command_workspace) -> None:
+          rewrite_rules, absent, limit, k, concurrency, timeout, allow_unchecked, no_judge, budget, budget_tokens,
+          shown, gate, command_workspace) -> None:
     """Probe a system's robustness with variants of a release built from its own evidence and KB: noise
     (hard negatives at several rates, the gold at several positions), negative (no evidence: it must
     decline), counterfactual (a changed fact: it must follow the context), injection (a planted instruction
@@ -89,7 +93,7 @@ def probe(ctx: click.Context, ref, target, probes, end_to_end, out, resume, seed
                          rates=_floats(rates, "rates"), positions=_words(positions), size=size,
                          templates=_words(templates), rewrite_rules=_words(rewrite_rules), absent=absent, limit=limit,
                          k=k, concurrency=concurrency, timeout=timeout, allow_unchecked=allow_unchecked,
-                         no_judge=no_judge)
+                         no_judge=no_judge, budget_usd=budget, budget_tokens=budget_tokens)
     print_probe_summary(done.folder, failures=shown)
     if rules is not None:
         result = apply_probe_gate(rules, done, source)

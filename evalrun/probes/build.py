@@ -47,6 +47,14 @@ class Neighbours:
     allowed: Callable[[EvalItem, str], bool] | None = None
     """Whether the item's asker may be given a chunk at its moment (None: anyone may see anything): a
     planted negative or filler the asker may not see would be a leak evalrun made itself."""
+    confusable: Mapping[str, list[str]] = field(default_factory=dict)
+    """Chunk id -> the chunks mined as confusable with it (`confusable_chunks`): a near code, a near copy."""
+
+    def near_misses(self, item: EvalItem) -> list[str]:
+        """Return an item's near misses: its grade-0 evidence, then the chunks confusable with its gold."""
+        gold = set(gold_ids(item))
+        mined = [c for g in gold_ids(item) for c in self.confusable.get(g, ()) if c not in gold]
+        return list(dict.fromkeys([*near_miss_ids(item), *mined]))
 
     def usable(self, item: EvalItem, found: Sequence[Chunk], k: int) -> list[Chunk]:
         """Return the first `k` of `found` the item's asker may be given."""
@@ -133,7 +141,7 @@ def item_variants(item: EvalItem, chunks: Sequence[Chunk], by_id: dict[str, int]
     if oracle and {"noise", "negative"} & set(probes):
         semantic = neighbours.semantic(chunks, [by_id[c.chunk_id] for c in gold], 3 * settings.size)
         negatives = neighbours.usable(item, hard_negatives(
-            wanted, chunks, near_misses=near_miss_ids(item), bm25=neighbours.bm25, question=item.question,
+            wanted, chunks, near_misses=neighbours.near_misses(item), bm25=neighbours.bm25, question=item.question,
             k=3 * settings.size, evidence_texts=texts, semantic=semantic), settings.size)
     for probe in probes:
         if probe == "noise":
@@ -156,6 +164,22 @@ def item_variants(item: EvalItem, chunks: Sequence[Chunk], by_id: dict[str, int]
             built.add([v.model_copy(update={"context": _planted(gold), "gold_position": 0})
                        if oracle and isinstance(v, ProbeVariant) else v for v in made])
     return built
+
+
+def confusable_chunks(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
+    """Return, for each chunk that has any, the chunks mined as confusable with it (`curate generate`'s
+    mining, no model: codes one digit apart, sentences that differ only in a number, date, name or
+    negation), in both directions."""
+    found: dict[str, list[str]] = {}
+    for candidate in mined_candidates(chunks, ["confusable"], run="evalrun-probe").candidates:
+        asked = [e.passage.chunk_id for e in candidate.evidence if e.grade == 2]
+        near = [e.passage.chunk_id for e in candidate.evidence if e.grade == 0]
+        for one in asked:
+            for other in near:
+                if other != one:
+                    found.setdefault(one, []).append(other)
+                    found.setdefault(other, []).append(one)
+    return {chunk: list(dict.fromkeys(others)) for chunk, others in found.items()}
 
 
 def absent_variants(chunks: Sequence[Chunk], count: int, seed: int) -> Built:

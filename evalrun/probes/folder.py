@@ -62,6 +62,10 @@ class ProbeSettings(Record):
                    "between a rewritten question and the original.")
     allow_unchecked: bool = Field(False, description="Probe although the release's leakage check is missing or failed.")
     no_judge: bool = Field(False, description="Ask no judge: lexical verdicts only.")
+    budget_usd: float | None = Field(None, gt=0, allow_inf_nan=False, description="--budget: the most the judge's "
+                                     "verdicts may cost, USD (needs [judge.prices]); a verdict past it is not asked "
+                                     "and counted as one the judge could not give.")
+    budget_tokens: int | None = Field(None, gt=0, description="--budget-tokens: the same limit in tokens.")
 
 
 class ProbeManifest(VersionedRecord):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from curate import EvalItem, Judge, Prompt, Verdict, Workspace, cut
+from curate import Budget, EvalItem, Judge, Prompt, Verdict, Workspace, cut
 from evalrun.probes.build import accepted_answers
 from evalrun.probes.judge_prompts import NO_ANSWER, OUTCOMES, PROBE_PROMPTS, TASKS
 from evalrun.probes.records import ProbeVariant, ProbeVerdict
@@ -122,17 +122,19 @@ def usage_line(stats) -> str:
 
 
 def judge_verdicts(workspace: Workspace, done: Sequence[Answered], items: Mapping[str, EvalItem], *,
-                   no_judge: bool = False) -> tuple[list[ProbeVerdict], dict[str, int], str | None, str | None]:
+                   no_judge: bool = False, budget: Budget | None = None
+                   ) -> tuple[list[ProbeVerdict], dict[str, int], str | None, str | None]:
     """Return (the judge's verdicts, the variants whose verdict it could not give per probe, why no judge was
     asked at all or None, what the judge did in one line or None): nothing is sent with `no_judge` or without
-    a configured judge that answers."""
+    a configured judge that answers. With `budget`, no request is sent that could go past it: those variants
+    are counted among the verdicts the judge could not give."""
     config, reason = no_judge_reason(workspace, no_judge)
     if reason is not None:
         return [], {}, reason, None
     asked = judge_requests(done, items)
     if not asked:
         return [], {}, NOTHING_ASKED, None
-    judge = Judge(config, workspace.root / "cache" / "judge")
+    judge = Judge(config, workspace.root / "cache" / "judge", budget=budget)
     replies = judge.ask_many([(prompt, payload, 0) for _, prompt, payload in asked], "judging probe answers")
     verdicts, failed = [], Counter()
     for (variant, prompt, _), reply in zip(asked, replies):

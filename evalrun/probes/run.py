@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from curate import (
+    Budget,
     CurateError,
     EvalItem,
     InputError,
@@ -37,7 +38,7 @@ from curate import (
     progress,
     writing,
 )
-from evalrun.probes.build import NEEDS_CONTEXT, PLANTED, Built, Neighbours, build
+from evalrun.probes.build import NEEDS_CONTEXT, PLANTED, Built, Neighbours, build, confusable_chunks
 from evalrun.probes.folder import (
     MANIFEST,
     SCORES,
@@ -81,7 +82,7 @@ from evalrun.runner.targets import (
     python_module,
 )
 from evalrun.runner.trace_log import TraceLog
-from evalrun.scoring.generation import configured_judge
+from evalrun.scoring.generation import configured_judge, no_judge_reason
 
 
 def parse_probes(text: str | Sequence[str]) -> list[str]:
@@ -115,6 +116,15 @@ def check_settings(settings: ProbeSettings) -> None:
     for rule in settings.rewrite_rules:
         if rule not in (*RULES, "llm"):
             raise InputError(f"unknown rewrite rule {rule!r}: use {', '.join((*RULES, 'llm'))}", field="rewrite-rules")
+
+
+def _check_budget(workspace: Workspace, settings: ProbeSettings) -> None:
+    """Refuse, before anything runs, a budget in USD the judge's model has no price for (it could not hold)."""
+    if settings.budget_usd is None or settings.no_judge:
+        return
+    config, _ = no_judge_reason(workspace, False)
+    if config is not None:
+        Budget(usd=settings.budget_usd).check_priced(config.prices, config.model)
 
 
 # -- the target and its mode -----------------------------------------------------------------------------
@@ -171,7 +181,9 @@ def _neighbours(workspace: Workspace, snapshot: str) -> tuple[Neighbours, list]:
     chunks = index.chunks
     model = workspace.setting("embedding", "model") or None
     vectors = index.stored_dense(model) if model else None
-    note = "near misses, BM25" + (f", embeddings ({model})" if vectors is not None else
+    confusable = confusable_chunks(chunks)
+    note = (f"near misses (graded 0, and {len(confusable):,} chunks with confusable chunks mined: near codes, near "
+            f"copies), BM25") + (f", embeddings ({model})" if vectors is not None else
                                   f"; embeddings not used: the chunks of {snapshot} are not embedded"
                                   + (f" with {model} (`curate grade --dense` embeds them once)" if model else
                                      " (no [embedding] model)"))
@@ -180,7 +192,7 @@ def _neighbours(workspace: Workspace, snapshot: str) -> tuple[Neighbours, list]:
     if scope.scoped:
         def allowed(item: EvalItem, chunk_id: str) -> bool:
             return scope.usable(chunk_id, item.asker_groups, item.as_of)
-    return Neighbours(bm25=index.bm25, vectors=vectors, note=note, allowed=allowed), chunks
+    return Neighbours(bm25=index.bm25, vectors=vectors, note=note, allowed=allowed, confusable=confusable), chunks
 
 
 def _items(workspace: Workspace, release, items: list[EvalItem], settings: ProbeSettings, oracle: bool) -> list[EvalItem]:
@@ -237,7 +249,10 @@ def score_probe_run(workspace: Workspace, folder: Path, items: dict[str, EvalIte
         items = {i.id: i for i in load_release(Releases(workspace, manifest.dataset).path(manifest.version))[1]}
     done = answered(run.variants, run.traces)
     lexical = verdicts_of(done, items)
-    judged, failed, note, usage = judge_verdicts(workspace, done, items, no_judge=run.manifest.settings.no_judge)
+    settings = run.manifest.settings
+    budget = (Budget(usd=settings.budget_usd, tokens=settings.budget_tokens)
+              if settings.budget_usd is not None or settings.budget_tokens is not None else None)
+    judged, failed, note, usage = judge_verdicts(workspace, done, items, no_judge=settings.no_judge, budget=budget)
     atomic_write_jsonl(folder / VERDICTS, [v.model_dump(mode="json") for v in (*lexical, *judged)])
     summary, scores = summarize(run.manifest, run.variants, run.skips, run.traces, items, lexical, judged, failed,
                                 note, usage)
@@ -284,6 +299,7 @@ def _probe(workspace: Workspace, *, ref: str, target, settings: ProbeSettings, o
         raise InputError("evalrun probes a release: give NAME@vN (curate release writes one)", field="dataset")
     probes = parse_probes(settings.probes)
     check_settings(settings)
+    _check_budget(workspace, settings)
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
     folder = Path(out) if out else workspace.root / "runs" / f"probe-{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))

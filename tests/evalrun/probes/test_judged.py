@@ -255,3 +255,12 @@ def test_judge_verdicts_through_the_real_local_model(workspace, llama):
     for verdict in verdicts:
         assert verdict.method == "judge" and verdict.what.startswith("judge: ")
         assert verdict.verdict in ("passed", "failed", "undecided")
+
+
+def test_a_budget_stops_the_judge_and_the_variants_left_are_counted(workspace, scripted):
+    from curate import Budget
+    _configure(workspace, scripted.base_url)
+    done = answered(VARIANTS, _traces())
+    verdicts, failed, note, _ = judge_verdicts(workspace, done, ITEMS, budget=Budget(tokens=1))
+    assert note is None and verdicts == [] and scripted.requests == 0
+    assert sum(failed.values()) == len(EXPECTED)      # every variant asked: none sent, each counted
