@@ -48,6 +48,7 @@ class Neighbours:
     """Whether the item's asker may be given a chunk at its moment (None: anyone may see anything): a
     planted negative or filler the asker may not see would be a leak evalrun made itself."""
     confusable: Mapping[str, list[str]] = field(default_factory=dict)
+    _unit: np.ndarray | None = field(default=None, repr=False)
     """Chunk id -> the chunks mined as confusable with it (`confusable_chunks`): a near code, a near copy."""
 
     def near_misses(self, item: EvalItem) -> list[str]:
@@ -64,10 +65,12 @@ class Neighbours:
         """Return the ids of the `k` chunks nearest the gold chunks (positions) by cosine, nearest first."""
         if self.vectors is None or not gold:
             return []
-        vectors = np.asarray(self.vectors, dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1)
-        norms[norms == 0] = 1.0
-        similarity = ((vectors / norms[:, None]) @ (vectors[gold] / norms[gold, None]).T).max(axis=1)
+        if self._unit is None:   # once per run: every item's neighbours are read off the same unit vectors
+            vectors = np.asarray(self.vectors, dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1)
+            norms[norms == 0] = 1.0
+            self._unit = vectors / norms[:, None]
+        similarity = (self._unit @ self._unit[gold].T).max(axis=1)
         similarity[gold] = -np.inf
         order = np.argsort(-similarity, kind="stable")[:k + len(gold)]
         return [chunks[int(p)].chunk_id for p in order if np.isfinite(similarity[p])][:k]
