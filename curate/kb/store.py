@@ -15,10 +15,11 @@ from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
+from curate.kb.shards import PARQUET_FROM, SHARD_CHUNKS, read_shard, write_shards
 from curate.locks import writing
 from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings,
                             SnapshotManifest, now, validate_lines)
-from curate.scope import MomentError, ScopeIndex, read_scope_settings, version_order
+from curate.records.kb import ShardInfo
 from curate.scope import MomentError, ScopeIndex, read_scope_settings, version_order
 from curate.workspace import Workspace
 
@@ -123,9 +124,11 @@ class SnapshotStore:
 
     def write(self, name: str, documents: Sequence[Document], chunks: Sequence[Chunk],
               chunker: ChunkerSettings, sources: Sequence[str] = (),
-              scope: ScopeSettings | None = None) -> SnapshotManifest:
+              scope: ScopeSettings | None = None, shard_size: int = SHARD_CHUNKS,
+              parquet_from: int = PARQUET_FROM) -> SnapshotManifest:
         """Store a snapshot (once per content) under `name` and return its manifest (its scope counts
-        ordered as the `scope` settings declare groups and versions)."""
+        ordered as the `scope` settings declare groups and versions). Its chunks: in Parquet shards of
+        `shard_size` chunks from `parquet_from` chunks on, else in one chunks.jsonl (`curate.kb.shards`)."""
         check_kb_name(name)
         if not chunks:
             raise InputError("no chunks: the input holds no text", field="text")
@@ -146,7 +149,10 @@ class SnapshotStore:
                     created_at=now(), sources=[str(s) for s in sources], scope=scope_counts(chunks, scope))
                 with atomic_directory(folder) as tmp:
                     (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
-                    (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
+                    if len(chunks) >= parquet_from:
+                        manifest.shards = write_shards(tmp, chunks, shard_size)
+                    else:   # a small KB, as it always was: pyarrow is not even loaded to read it
+                        (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
                     manifest.write(tmp / "manifest.json")
             names = self.names()
             history = names.setdefault(name, [])
@@ -198,8 +204,33 @@ class SnapshotStore:
         return SnapshotManifest.read(path)
 
     def chunks(self, snapshot_id: str) -> list[Chunk]:
-        """Return a snapshot's chunks in order."""
-        return list(_load_records(self.root / snapshot_id / "chunks.jsonl", Chunk))
+        """Return a snapshot's chunks in order: its shards read one after the other."""
+        return [chunk for number in range(self.shard_count(snapshot_id))
+                for chunk in self.shard_chunks(snapshot_id, number)]
+
+    def shards(self, snapshot_id: str) -> list[ShardInfo]:
+        """Return the Parquet shards of a snapshot's chunks, in chunk order; empty when its chunks are in one
+        chunks.jsonl (a small KB, or one written before shards)."""
+        return self.manifest(snapshot_id).shards
+
+    def shard_count(self, snapshot_id: str) -> int:
+        """Return how many shards a snapshot's chunks are in (a chunks.jsonl is one)."""
+        return len(self.shards(snapshot_id)) or 1
+
+    def shard_chunks(self, snapshot_id: str, number: int) -> tuple[Chunk, ...]:
+        """Return the chunks of one shard of a snapshot (cached while its file is unchanged): what one
+        worker reads, never the whole snapshot. Shard 0 of a snapshot without Parquet shards is its
+        chunks.jsonl."""
+        shards = self.shards(snapshot_id)
+        if not shards:
+            if number != 0:
+                raise IndexError(f"KB snapshot {snapshot_id} is one shard (chunks.jsonl), not {number + 1}")
+            return _load_records(self.root / snapshot_id / "chunks.jsonl", Chunk)
+        path = self.root / snapshot_id / shards[number].file
+        if not path.exists():
+            raise NotFound(f"missing {path}")
+        stat = path.stat()
+        return _shard_cached(str(path), stat.st_mtime_ns, stat.st_size)
 
     def select_chunks(self, snapshot_id: str, *, doc_id: str | None = None,
                       chunk_id: str | None = None) -> list[Chunk]:
@@ -234,6 +265,11 @@ class SnapshotStore:
 @lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int, size: int, model: type) -> tuple:
     return tuple(validate_lines(model, Path(path)))
+
+
+@lru_cache(maxsize=64)
+def _shard_cached(path: str, mtime_ns: int, size: int) -> tuple:
+    return tuple(read_shard(Path(path)))
 
 
 def _load_records(path: Path, model: type) -> tuple:

@@ -16,7 +16,7 @@ MetadataValue = str | int | float | bool | None
 class Chunk(Record):
     """One retrievable unit of a knowledge base, anchored in its source document.
 
-    A line of a snapshot's chunks.jsonl, read under the schema version of the snapshot's manifest
+    A row of a snapshot's Parquet shards (chunks.jsonl before them), read under the schema version of the snapshot's manifest
     (the chunk's own fields go into the snapshot's content hash, so a line carries no version)."""
 
     chunk_id: str = Field(description="Unique id within the snapshot (production's own id on import).")
@@ -80,11 +80,20 @@ class ScopeCounts(Record):
         "the snapshot (a typo, or a document not ingested).")
 
 
+class ShardInfo(Record):
+    """One Parquet shard of a snapshot's chunks (`curate.kb.shards`)."""
+
+    file: str = Field(description="Its path inside the snapshot folder: chunks/part-NNNNN.parquet.")
+    chunks: int = Field(description="Chunks it holds.")
+    first: int = Field(description="Index of its first chunk in the snapshot's chunk order.")
+    sha256: str = Field(description="sha256 of the file's bytes.")
+
+
 class SnapshotManifest(VersionedRecord):
     """What a KB snapshot holds and how it was made (kb/snapshots/ID/manifest.json); `snapshot_id`
     is a hash of its content."""
 
-    SCHEMA = 2
+    SCHEMA = 3  # 3: the chunks in Parquet shards (`shards`)
     snapshot_id: str = Field(description="'kb-' + the first 16 hex digits of `content_sha256`.")
     content_sha256: str = Field(description="sha256 over the documents and chunks (names and dates excluded).")
     name: str = Field(description="KB name given at ingest/import (a snapshot may carry several over time).")
@@ -96,6 +105,9 @@ class SnapshotManifest(VersionedRecord):
     sources: list[str] = Field(default_factory=list, description="Paths the content was read from.")
     scope: ScopeCounts | None = Field(
         None, description="Chunks per access group and version; None when no chunk has a scope (schema 1 had none).")
+    shards: list[ShardInfo] = Field(default_factory=list, description="The Parquet shards holding the chunks, in "
+                                    "chunk order (chunks/part-NNNNN.parquet); empty: the snapshot was written before "
+                                    "shards, its chunks are in chunks.jsonl (still read as they are).")
 
 
 class KBNames(VersionedRecord):

@@ -28,7 +28,11 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
         ("kb/names.json", cr.KBNames, "which snapshots each KB name has had"),
         ("kb/snapshots/ID/manifest.json", cr.SnapshotManifest, "what the snapshot holds and how it was made"),
         ("kb/snapshots/ID/documents.jsonl", cr.Document, "one source document a line"),
-        ("kb/snapshots/ID/chunks.jsonl", cr.Chunk, "one chunk a line"),
+        ("kb/snapshots/ID/chunks.jsonl", cr.Chunk, "one chunk a line: a KB of fewer than 10,000 chunks (one shard), "
+         "and every snapshot written before shards"),
+        ("kb/snapshots/ID/chunks/part-NNNNN.parquet", cr.Chunk, "from 10,000 chunks on: the chunks in Parquet shards "
+         "of at most 50,000, in chunk order, each named in the manifest with its sha256 (columns chunk_id, doc_id, "
+         "text, and record: the chunk's JSON)"),
         ("kb/index/ID/groups.json", cr.ChunkGroups, "duplicate chunks (`curate check-dups --kb`)"),
         ("kb/index/ID/lexical/meta.json", cr.LexicalIndexMeta, "a cache: the folded texts and 4-gram index"),
         ("kb/index/ID/dense/KEY/meta.json", DenseIndexMeta, "a cache: chunk embeddings (`curate grade --dense`)"),
