@@ -12,7 +12,6 @@ longer match its sha256 is refused in one line when verified (`verify_shard`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curate.errors import InputError, IntegrityError
+from curate.fileio import sha256_file
 from curate.records import Chunk
 from curate.records.kb import ShardInfo
 
@@ -36,14 +36,6 @@ def shard_name(number: int) -> str:
     'chunks/part-00003.parquet'
     """
     return f"{FOLDER}/part-{number:05d}.parquet"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _strings(values: Sequence[str]):
@@ -74,7 +66,7 @@ def write_shards(folder: Path, chunks: Sequence[Chunk], size: int = SHARD_CHUNKS
                                       _strings([c.text for c in part]), _strings(records)], names=list(COLUMNS))
         path = folder / shard_name(number)
         pq.write_table(table, path, compression="zstd")
-        written.append(ShardInfo(file=shard_name(number), chunks=len(part), first=first, sha256=_sha256(path)))
+        written.append(ShardInfo(file=shard_name(number), chunks=len(part), first=first, sha256=sha256_file(path)))
     return written
 
 
@@ -121,7 +113,7 @@ def verify_shard(folder: Path, shard: ShardInfo) -> None:
     path = folder / shard.file
     if not path.is_file():
         raise IntegrityError(f"missing shard {path}")
-    found = _sha256(path)
+    found = sha256_file(path)
     if found != shard.sha256:
         raise IntegrityError(f"{path} changed since it was written (sha256 {found[:12]}..., the manifest says "
                              f"{shard.sha256[:12]}...)")

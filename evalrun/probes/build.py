@@ -12,7 +12,7 @@ years and names mined as absent, `curate.mined_candidates`), one variant each.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,8 +204,8 @@ def absent_variants(chunks: Sequence[Chunk], count: int, seed: int) -> Built:
     return built
 
 
-def build(items: Sequence[EvalItem], chunks: Sequence[Chunk], probes: Sequence[str], *, oracle: bool,
-          neighbours: Neighbours, settings, tick: Callable[[], None] | None = None,
+def build(items: Iterable[EvalItem], chunks: Sequence[Chunk], probes: Sequence[str], *, oracle: bool,
+          neighbours: Neighbours, settings,
           rephrased: Mapping[str, tuple[str | None, str]] | None = None) -> Built:
     """Return every variant of a probe run: per item, its clean variant and each probe's (`item_variants`;
     `rephrased`: the model's rewrites by item id, `evalrun.probes.paraphrase`); end to end, the questions
@@ -218,8 +218,6 @@ def build(items: Sequence[EvalItem], chunks: Sequence[Chunk], probes: Sequence[s
                             rephrased=rephrased)
         built.variants += one.variants
         built.skips += one.skips
-        if tick:
-            tick()
     if not oracle and "negative" in probes:
         absent = absent_variants(chunks, settings.absent, settings.seed)
         built.variants += absent.variants

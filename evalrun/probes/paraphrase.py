@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from curate import EvalItem, Judge, PromptSet, Workspace, generator_config, language_of, salient
+from evalrun.probes.judged import usage_line
 
 NO_MODEL = ("llm: no model configured ([generator] or [judge] base_url and model in curate.toml): the rule asks "
             "a model")
@@ -84,6 +85,4 @@ def rephrase(workspace: Workspace, items: Sequence[EvalItem], *, no_judge: bool 
             continue
         why = check(item.question, reply.output.question, item.language)
         found[item.id] = (None, why) if why else (" ".join(reply.output.question.split()), "rephrased by the model")
-    stats = judge.stats
-    return found, (f"the model rephrased questions: {stats.requests:,} requests, {stats.cache_hits:,} from the cache, "
-                   f"{stats.prompt_tokens:,}+{stats.completion_tokens:,} tokens")
+    return found, f"the model rephrased questions: {usage_line(judge.stats)}"

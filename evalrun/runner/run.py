@@ -229,8 +229,9 @@ def _resume_command(workspace: Workspace, ref: str, target: str | None, traces: 
     return shlex.join([*args, "--workspace", str(workspace.root)])
 
 
-def _check_budget(workspace: Workspace, settings: RunSettings) -> None:
-    """Refuse, before anything runs, a budget in USD the judge's model has no price for (it could not hold)."""
+def check_budget(workspace: Workspace, settings: RunSettings) -> None:
+    """Refuse, before anything runs, a budget in USD the judge's model has no price for (it could not hold);
+    `settings`: a run's, or a probe run's (both carry budget_usd and no_judge)."""
     if settings.budget_usd is None or settings.no_judge:
         return
     try:
@@ -361,7 +362,7 @@ def _run(workspace: Workspace, *, ref: str, target: str | Callable[..., Any] | N
     elif target is not None:
         call = (http_target(target, settings.timeout, settings.max_response_bytes)
                 if target.startswith(("http://", "https://")) else python_target(target, settings.oracle_context))
-    _check_budget(workspace, settings)
+    check_budget(workspace, settings)
     if folder.exists() and not resume and any(folder.iterdir()):
         raise CurateError(f"run folder {folder} is not empty: pass --resume to finish it, or another --out")
     folder.mkdir(parents=True, exist_ok=True)
