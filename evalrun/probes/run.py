@@ -59,12 +59,13 @@ from evalrun.probes.records import PROBES, ProbeVariant
 from evalrun.probes.rewrites import RULES
 from evalrun.probes.score import answered, summarize, verdicts_of
 from evalrun.probes.variants import POSITIONS
-from evalrun.records import RunSettings, read_traces
+from evalrun.records import RunSettings
 from evalrun.runner.gate import leakage_gate
 from evalrun.runner.run import (
     RunInterrupted,
     _Terminated,
     call_record,
+    check_budget,
     scope_of,
     sigterm_stops_cleanly,
     target_sees,
@@ -82,7 +83,7 @@ from evalrun.runner.targets import (
     python_module,
 )
 from evalrun.runner.trace_log import TraceLog
-from evalrun.scoring.generation import configured_judge, no_judge_reason
+from evalrun.scoring.generation import configured_judge
 
 
 def parse_probes(text: str | Sequence[str]) -> list[str]:
@@ -116,15 +117,6 @@ def check_settings(settings: ProbeSettings) -> None:
     for rule in settings.rewrite_rules:
         if rule not in (*RULES, "llm"):
             raise InputError(f"unknown rewrite rule {rule!r}: use {', '.join((*RULES, 'llm'))}", field="rewrite-rules")
-
-
-def _check_budget(workspace: Workspace, settings: ProbeSettings) -> None:
-    """Refuse, before anything runs, a budget in USD the judge's model has no price for (it could not hold)."""
-    if settings.budget_usd is None or settings.no_judge:
-        return
-    config, _ = no_judge_reason(workspace, False)
-    if config is not None:
-        Budget(usd=settings.budget_usd).check_priced(config.prices, config.model)
 
 
 # -- the target and its mode -----------------------------------------------------------------------------
@@ -174,11 +166,14 @@ def not_run(probes: Sequence[str], mode: str, built: Built | None = None) -> dic
 
 # -- building ---------------------------------------------------------------------------------------------
 
-def _neighbours(workspace: Workspace, snapshot: str) -> tuple[Neighbours, list]:
+def _neighbours(workspace: Workspace, snapshot: str, planted: bool) -> tuple[Neighbours, list]:
     """Return the KB's chunks and where hard negatives come from: BM25, and the stored embeddings when the
-    snapshot's chunks are embedded (never embedded here: said why not)."""
+    snapshot's chunks are embedded (never embedded here: said why not). Without a noise or negative context
+    to plant (`planted` false) none is needed, and none of them is built or mined."""
     index = KBIndex.open(workspace, snapshot)
     chunks = index.chunks
+    if not planted:
+        return Neighbours(note="none planted (no noise or negative context in this run)"), chunks
     model = workspace.setting("embedding", "model") or None
     vectors = index.stored_dense(model) if model else None
     confusable = confusable_chunks(chunks)
@@ -204,16 +199,13 @@ def _build(workspace: Workspace, release, items: list[EvalItem], probes: list[st
            settings: ProbeSettings) -> tuple[Built, list[str]]:
     """Return the variants and what to note of how they were made (the negatives' sources, the model's
     rephrasings)."""
-    neighbours, chunks = _neighbours(workspace, release.kb_snapshot)
+    planted = mode == "oracle_context" and bool({"noise", "negative"} & set(probes))
+    neighbours, chunks = _neighbours(workspace, release.kb_snapshot, planted)
     rephrased, asked = None, None
     if "rewrite" in probes and "llm" in settings.rewrite_rules:
         rephrased, asked = rephrase(workspace, items, no_judge=settings.no_judge)
-    bar = progress(range(len(items)), "building probe variants", unit="item", total=len(items))
-    ticks = iter(bar)
-    built = build(items, chunks, probes, oracle=mode == "oracle_context", neighbours=neighbours, settings=settings,
-                  tick=lambda: next(ticks, None), rephrased=rephrased)
-    for _ in ticks:
-        pass
+    built = build(progress(items, "building probe variants", unit="item"), chunks, probes,
+                  oracle=mode == "oracle_context", neighbours=neighbours, settings=settings, rephrased=rephrased)
     return built, [f"hard negatives: {neighbours.note}", *([asked] if asked else [])]
 
 
@@ -299,7 +291,7 @@ def _probe(workspace: Workspace, *, ref: str, target, settings: ProbeSettings, o
         raise InputError("evalrun probes a release: give NAME@vN (curate release writes one)", field="dataset")
     probes = parse_probes(settings.probes)
     check_settings(settings)
-    _check_budget(workspace, settings)
+    check_budget(workspace, settings)
     workspace = dataclasses.replace(workspace, root=Path(os.path.abspath(workspace.root)))
     folder = Path(out) if out else workspace.root / "runs" / f"probe-{name}-{version}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = workspace.refuse_state(folder, allow=("runs",))
@@ -334,7 +326,7 @@ def _probe(workspace: Workspace, *, ref: str, target, settings: ProbeSettings, o
             print(f"evalrun: {probe_name}: not run: {why}", file=sys.stderr, flush=True)
         run = read_probe_run(folder)
         log = TraceLog(folder / TRACES)
-        todo = [v for v in run.variants if v.variant_id not in read_traces(log.path)]
+        todo = [v for v in run.variants if v.variant_id not in run.traces]   # read_probe_run read traces.jsonl
         by_id = {i.id: i for i in items}
         done, scoring = len(run.variants) - len(todo), False
         try:

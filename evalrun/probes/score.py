@@ -20,7 +20,7 @@ import numpy as np
 
 from curate import EvalItem, InputError, now
 from evalrun.compare.stats import compare_paired
-from evalrun.probes.build import accepted_answers, gold_ids
+from evalrun.probes.build import accepted_answers
 from evalrun.probes.folder import JUDGED, CurvePoint, PairedToClean, ProbeFailure, ProbeManifest, ProbeMetric, ProbeSummary
 from evalrun.probes.records import ProbeSkip, ProbeVariant, ProbeVerdict
 from evalrun.probes.verdicts import (
@@ -108,7 +108,7 @@ def verdicts_of(done: Sequence[Answered], items: Mapping[str, EvalItem]) -> list
 
 # -- per item values -------------------------------------------------------------------------------------
 
-def _names(variant: ProbeVariant, k: int) -> list[str]:
+def _names(variant: ProbeVariant) -> list[str]:
     """Return the metrics a variant's verdict counts in."""
     probe, rule = variant.probe, variant.rule
     if probe == "clean":
@@ -181,7 +181,7 @@ def _collect(done: Sequence[Answered], verdicts: Mapping[str, ProbeVerdict], ite
     table = _Values()
     for one in done:
         variant, item = one.variant, items.get(one.variant.item_id)
-        names = _names(variant, k)
+        names = _names(variant)
         if one.trace is None:
             table.add(variant.item_id, names, None, variant.probe, error=True)
             continue
@@ -335,11 +335,3 @@ def _keep(scores: dict[str, ItemScores], rows: Sequence[ItemScores], prefix: str
         kept = scores.setdefault(row.item_id, ItemScores(item_id=row.item_id, answerable=row.answerable))
         kept.values.update({prefix + k: v for k, v in row.values.items()})
         kept.unscored.update({prefix + k: v for k, v in row.unscored.items()})
-
-
-def item_ids(variants: Iterable[ProbeVariant]) -> set[str]:
-    """Return the release items a run's variants were made from."""
-    return {v.item_id for v in variants if not v.item_id.startswith("absent:")}
-
-
-__all__ = ["answered", "verdicts_of", "summarize", "planted_of", "item_ids", "gold_ids"]
