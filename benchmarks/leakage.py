@@ -53,7 +53,8 @@ from leakage_data import (
 )
 from rapidfuzz import fuzz, process
 
-from curate.checks.leakage.find import LeakSettings, kb_leaks
+from curate.checks.leakage.find import LeakSettings
+from curate.checks.leakage.over_shards import kb_leaks
 from curate.index.kb_index import KBIndex
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore

@@ -11,6 +11,19 @@ if TYPE_CHECKING:
 class CurateError(Exception):
     """Base of every error the curate library raises on purpose."""
 
+    def __reduce__(self):
+        # whole across processes (a shard's worker raises, the command reports): the default pickling
+        # calls the class again with `args` alone, which loses an InputError's file and field and
+        # fails for errors built from other arguments
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: type, args: tuple, state: dict) -> CurateError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class InputError(CurateError):
     """Bad user input, located by file, line and field where those are known."""

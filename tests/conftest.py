@@ -117,3 +117,12 @@ def argilla_env(argilla_server, monkeypatch):
     monkeypatch.setenv("ARGILLA_API_KEY", argilla_server.api_key)
     monkeypatch.setenv("ARGILLA_API_URL", argilla_server.url)
     return argilla_server
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    """The address of a local Ray cluster of two worker CPUs, for the session (tests/support/ray_cluster.py)."""
+    from tests.support.ray_cluster import ray_cluster
+
+    with ray_cluster(2) as address:
+        yield address

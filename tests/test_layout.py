@@ -205,31 +205,35 @@ def _third_party_imports() -> dict[str, set[str]]:
     return found
 
 
-def _declared() -> tuple[set[str], set[str]]:
-    """Return the runtime dependencies and those of the `argilla` extra, as normalised names."""
+def _declared() -> tuple[set[str], set[str], set[str]]:
+    """Return the runtime dependencies and those of the `argilla` and `ray` extras, as normalised names."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
     def names(specs):
         return {re.split(r"[<>=!~\[; ]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in specs}
-    return names(project["dependencies"]), names(project["optional-dependencies"]["argilla"])
+    extras = project["optional-dependencies"]
+    return names(project["dependencies"]), names(extras["argilla"]), names(extras["ray"])
 
 
 def test_every_imported_package_is_declared_and_every_declared_one_imported():
-    runtime, argilla = _declared()
+    runtime, argilla, ray = _declared()
     distributions = metadata.packages_distributions()
     imported = _third_party_imports()
     provided: dict[str, str] = {}
     for module, users in imported.items():
         dists = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
-        declared = dists & (runtime | argilla)
+        declared = dists & (runtime | argilla | ray)
         assert declared, f"{module} (imported by {sorted(users)}) is not declared in pyproject.toml"
         if dists & argilla and not dists & runtime:
             assert all(u.startswith("curate.annotate") for u in users), \
                 f"{module} comes with the argilla extra but {sorted(users)} import it"
+        if dists & ray and not dists & runtime:   # the optional engine: imported by it alone
+            assert users == {"curate.engine.on_ray"}, f"{module} comes with the ray extra but {sorted(users)} import it"
         for dist in declared:
             provided[dist] = module
     assert sorted(runtime - provided.keys()) == []          # every runtime dependency is used
     assert sorted(argilla - provided.keys()) == []          # and every one of the argilla extra
+    assert sorted(ray - provided.keys()) == []              # and of the ray extra
 
 
 TEST_ONLY = {"support", "data"}

@@ -121,16 +121,21 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
               help="Folded characters from which a Chinese answer is long-form.")
 @click.option("--answer-min-chars-en", type=click.IntRange(min=1), default=60, show_default=True,
               help="Folded characters from which an English answer is long-form.")
+@click.option("--engine", metavar="ENGINE", help="Where a KB in many shards (10,000 chunks or more) is searched: "
+              "local (processes on this machine), ray (a Ray started here), or a Ray cluster's address "
+              "(ray://HOST:10001, HOST:PORT, auto) [default: [engine] in curate.toml, else local].")
 @click.pass_context
 def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
                   accept_items: tuple[str, ...], reason: str | None, accepted_by: str | None,
                   report_path: Path | None, no_semantic: bool, answer_min_chars_zh: int,
-                  answer_min_chars_en: int) -> None:
+                  answer_min_chars_en: int, engine: str | None) -> None:
     """Find questions and answers leaked into the KB and alike items across the split (exit 1 if any is left open)."""
     settings = LeakSettings(answer_min_chars={"zh": answer_min_chars_zh, "en": answer_min_chars_en})
     report = run_check_leakage(workspace_of(ctx), ref, kb=kb, fix=fix, allow_docs=allow_docs, accept_items=accept_items,
                                reason=reason, accepted_by=accepted_by, settings=settings, semantic=not no_semantic,
-                               report=report_path)
+                               report=report_path, engine=engine)
+    if report.engine:
+        click.echo(f"note: searched {report.shards:,} shards of {report.record.kb_snapshot} on {report.engine}", err=True)
     semantic, paraphrase = report.semantic, report.paraphrase
     if semantic and paraphrase and semantic.skipped and paraphrase.skipped and semantic.note and paraphrase.note:
         # both passes by meaning skipped (for one reason: the model): one line

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 
 from curate.checks.clusters import Cluster
 from curate.checks.duplicates import FUZZY_MAX_CHARS, keeper, question_clusters, too_long_for_fuzzy
-from curate.checks.leakage.find import LeakSettings, kb_leaks
+from curate.checks.leakage.find import LeakSettings
+from curate.checks.leakage.over_shards import kb_leaks
 from curate.dataset.asker import read_asker
 from curate.dataset.batches import fingerprint
 from curate.dataset.build import NO_SCOPE, derived_id

@@ -79,6 +79,10 @@ class KBIndex:
         """Chunk id -> position in `chunks`."""
         return {c.chunk_id: i for i, c in enumerate(self.chunks)}
 
+    def doc_of(self, position: int) -> str:
+        """Return the document id of the chunk at `position`."""
+        return self.chunks[position].doc_id
+
     @cached_property
     def doc_positions(self) -> dict[str, list[int]]:
         """Document id -> positions of its chunks, in snapshot order."""
@@ -134,14 +138,16 @@ class KBIndex:
         return folded, NgramIndex.build([text + tail for text, tail in zip(folded, following)])
 
     def _build_lexical(self) -> tuple[list[str], NgramIndex]:
-        folder = self.folder / "lexical"
         folded, ngrams = self._lexical_of_chunks()
-        with atomic_directory(folder, replace=True) as tmp:
-            (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
-            ngrams.save(tmp)
-            LexicalIndexMeta(version=LEXICAL_VERSION, n=ngrams.n, chunks=len(folded),
-                             snapshot=self.snapshot_id).write(tmp / "meta.json")
+        with atomic_directory(self.folder / "lexical", replace=True) as tmp:
+            self._save_lexical(tmp, folded, ngrams)
         return folded, ngrams
+
+    def _save_lexical(self, tmp: Path, folded: list[str], ngrams: NgramIndex) -> None:
+        (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
+        ngrams.save(tmp)
+        LexicalIndexMeta(version=LEXICAL_VERSION, n=ngrams.n, chunks=len(folded),
+                         snapshot=self.snapshot_id).write(tmp / "meta.json")
 
     @cached_property
     def lexical(self) -> tuple[list[str], NgramIndex]:

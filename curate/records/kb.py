@@ -87,6 +87,10 @@ class ShardInfo(Record):
     chunks: int = Field(description="Chunks it holds.")
     first: int = Field(description="Index of its first chunk in the snapshot's chunk order.")
     sha256: str = Field(description="sha256 of the file's bytes.")
+    foreign: list[int] | None = Field(
+        None, description="Positions of the chunks of its documents that other shards hold (a worker reads them "
+        "too); empty when its documents are whole in it, as when chunks are listed document by document; None "
+        "in shards written before this was recorded (found out by reading every shard).")
 
 
 class SnapshotManifest(VersionedRecord):

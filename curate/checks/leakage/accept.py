@@ -12,7 +12,7 @@ from pathlib import Path
 
 from curate.errors import InputError
 from curate.index.kb_index import KBIndex
-from curate.records import EvalItem, LeakAcceptance, LeakageAcceptances, LeakFinding
+from curate.records import Chunk, EvalItem, LeakAcceptance, LeakageAcceptances, LeakFinding
 
 
 def _sha256(value) -> str:
@@ -30,8 +30,13 @@ def fingerprint(findings: Sequence[LeakFinding], by_id: dict[str, EvalItem], ind
         finding.item_sha256 = item_fingerprint(by_id[finding.item_id])
         if finding.other_item is not None:
             finding.where_sha256 = item_fingerprint(by_id[finding.other_item])
-        else:
-            finding.where_sha256 = _sha256([index.chunks[index.position[c]].text_sha256 for c in finding.chunk_ids])
+        elif finding.where_sha256 is None:   # set where the finding was made (a shard's view)
+            finding.where_sha256 = where_fingerprint([index.chunks[index.position[c]] for c in finding.chunk_ids])
+
+
+def where_fingerprint(chunks: Sequence[Chunk]) -> str:
+    """Return the fingerprint of the place a finding matched: its chunks' texts."""
+    return _sha256([c.text_sha256 for c in chunks])
 
 
 def load_acceptances(path: Path) -> LeakageAcceptances:

@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from curate.checks.leakage.accept import accept, apply_acceptances, fingerprint
-from curate.checks.leakage.find import LeakReport, LeakSettings, kb_leaks, split_edges, split_leaks, summarize
+from curate.checks.leakage.find import LeakReport, LeakSettings, split_edges, split_leaks, summarize
+from curate.checks.leakage.over_shards import kb_leaks
 from curate.checks.leakage.paraphrase import ParaphrasePass
 from curate.dataset.store import items_digest
 from curate.errors import InputError
 from curate.index.embeddings import Embed, no_embedding
+from curate.engine import Engine
 from curate.index.kb_index import KBIndex
 from curate.records import (UNRELEASED_STATUSES, EvalItem, LeakageAcceptances, LeakageCheck, LeakageDocs,
                             LeakFinding, now)
@@ -67,7 +69,7 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
                previous: LeakageCheck | None = None, settings: LeakSettings | None = None, fix: str | None = None,
                allow_docs: Sequence[str] = (), accept_items: Sequence[str] = (), reason: str | None = None,
                accepted_by: str | None = None, embed: Embed = no_embedding,
-               paraphrases: Paraphrases = no_paraphrases) -> LeakReport:
+               paraphrases: Paraphrases = no_paraphrases, engine: Engine | None = None) -> LeakReport:
     """Return the leakage report of `items` (those `ref` names) against `index`, its record in
     `report.record`: every leak copied into the KB, asked there in other words, or alike across the
     split, with the acceptances of `acceptances` applied and `fix` decided.
@@ -76,7 +78,8 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
     statuses); `docs` the documents allowed and excluded (`allow_docs` and `fix="exclude-docs"` add
     to it); `acceptances` the reviewed findings (`accept_items` adds to it, with `reason`); `previous`
     the draft's last record, whose quarantined findings are carried. Those four are changed in place,
-    for the caller to write; `items` and `index` are not.
+    for the caller to write; `items` and `index` are not. A snapshot in many shards is searched on `engine`
+    (default: the local engine).
 
     >>> from curate.kb import sha256_text
     >>> from curate.records import Chunk
@@ -102,7 +105,7 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
     if unknown:
         raise InputError(f"item '{unknown[0]}' is not among the items checked ({ref})", field="allow")
     skip = set(docs.allow) | set(docs.exclude)
-    findings = kb_leaks(items, index, settings, skip)
+    findings = kb_leaks(items, index, settings, skip, engine)
     paraphrased, asked = paraphrases(items, index, skip, findings)
     findings += paraphrased
     live = [i for i in items if i.split in ("dev", "test")]

@@ -129,7 +129,7 @@ class _Matcher:
                 found.append((places, score, text))
 
         def alone(position: int) -> tuple[float, str] | None:
-            if position in exclude or chunks[position].doc_id in self.skip_docs:
+            if position in exclude or self.index.doc_of(position) in self.skip_docs:
                 return None
             score, start, end = containment(needle, folded[position])
             ok = score >= threshold and _says_the_same(needle, folded[position], score, start, end)
@@ -140,7 +140,7 @@ class _Matcher:
             if hit is not None:
                 keep([position], *hit)
                 continue
-            if position in exclude or chunks[position].doc_id in self.skip_docs:
+            if position in exclude or self.index.doc_of(position) in self.skip_docs:
                 continue
             before, after = neighbours.get(position, (None, None))
             for pair in ([before, position], [position, after]):
@@ -201,37 +201,32 @@ def _text_of(index: KBIndex, places: list[int]) -> str:
     return "".join(index.chunks[p].text for p in places)
 
 
-def _own_positions(item: EvalItem, index: KBIndex, same_text: dict[str, list[int]]) -> set[int]:
-    """Chunks that hold the item's own evidence (their copies and the chunks of the same folded text
-    included) or overlap its spans."""
-    ids = {c for e in item.evidence for c in e.chunk_ids}
-    ids |= {copy for c in list(ids) for copy in index.copies.get(c, ())}
-    own = {index.position[c] for c in ids if c in index.position}
-    for e in item.evidence:
-        if e.doc_id is None or e.start is None:
-            continue
-        for position in index.doc_positions.get(e.doc_id, []):
-            chunk = index.chunks[position]
-            if chunk.start is not None and chunk.start < e.end and chunk.end > e.start:
-                own.add(position)
-    return own | {twin for p in list(own) for twin in same_text.get(index.folded[p], ())}
+@dataclass
+class Own:
+    """An item's own evidence in the snapshot: the chunks its evidence maps to, their duplicate copies and the
+    chunks of the same folded text, and the chunks overlapping its spans (`curate.checks.leakage.over_shards`
+    finds them over every shard): their snapshot positions, and (text, folded text) in snapshot order."""
+
+    positions: set[int] = field(default_factory=set)
+    texts: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _extractive(item: EvalItem, answer: str, own: set[int], index: KBIndex, settings: LeakSettings) -> bool:
+def extractive(item: EvalItem, answer: str, own: Own, settings: LeakSettings) -> bool:
     """Return whether the answer is copied from the item's own evidence (its quotes, or a chunk they map
     to): then a copy of it elsewhere is a copy of that evidence, not a leak of the evaluation set."""
     quoted = "".join(fold(e.text) for e in item.evidence)
     if quoted and containment(answer, quoted)[0] >= settings.answer_min:
         return True
-    return any(containment(answer, index.folded[p])[0] >= settings.answer_min for p in own)
+    return any(containment(answer, folded)[0] >= settings.answer_min for _, folded in own.texts)
 
 
-def _taken_from_evidence(item: EvalItem, question: str, answer: str, own: set[int], index: KBIndex,
-                         settings: LeakSettings) -> bool:
+def taken_from_evidence(item: EvalItem, own: Own, settings: LeakSettings) -> bool:
     """Return whether the question has a plain copy (one that does not stand as a question) in its own
     evidence: its chunks or its quoted texts."""
-    texts = [index.chunks[p].text for p in sorted(own)
-             if containment(question, index.folded[p])[0] >= settings.question_min]
+    question, answer = fold(item.question), fold(item.reference_answer or "")
+    if len(question) < settings.question_min_chars:
+        return False
+    texts = [text for text, folded in own.texts if containment(question, folded)[0] >= settings.question_min]
     texts += [e.text for e in item.evidence if containment(question, fold(e.text))[0] >= settings.question_min]
     for text in texts:
         for copy in _copies_in(text, question):
@@ -259,22 +254,20 @@ def _stands(item: EvalItem, copy: _Copy, question: str, answer: str, short: bool
     return stands
 
 
-def _question_leaks(item: EvalItem, own: set[int], index: KBIndex, matcher: _Matcher,
+def _question_leaks(item: EvalItem, own: set[int], taken: bool, index: KBIndex, matcher: _Matcher,
                     settings: LeakSettings) -> list[tuple[LeakFinding, str]]:
-    """Return the question and QA-pair leaks of one item, by the rules of the module docstring, each
-    with the folded sentence holding it."""
+    """Return the question and QA-pair leaks of one item in an index (a shard's view), by the rules of the
+    module docstring, each with the folded sentence holding it; `own` are the positions of its own
+    evidence in the index, `taken` whether the question is a plain copy of its evidence."""
     question = fold(item.question)
     if len(question) < settings.question_min_chars:
         return []
     answer = fold(item.reference_answer or "")
     short = short_question(question, item.language, settings)
     phrased = has_question_form(item.question)
-    taken = None  # computed when first needed
     findings = []
     for places, score, matched in matcher.find(question, settings.question_min):
         inside = any(p in own for p in places)
-        if not inside and taken is None:
-            taken = _taken_from_evidence(item, question, answer, own, index, settings)
         as_question = inside or taken or not phrased
         chosen = next(((copy, stands) for copy in _copies_in(_text_of(index, places), question)
                        if (stands := _stands(item, copy, question, answer, short, as_question)) is not None), None)
@@ -300,50 +293,31 @@ def _question_leaks(item: EvalItem, own: set[int], index: KBIndex, matcher: _Mat
     return findings
 
 
-def one_per_copy(found: Sequence[tuple[LeakFinding, str]], index: KBIndex) -> list[LeakFinding]:
-    """Return one finding per leak: findings of one item, kind and copied text (the folded sentence
-    holding a question, the answer) are one, the first in snapshot order, listing the others' chunks
-    in `copies`."""
-    merged: dict[tuple, LeakFinding] = {}
-    order = sorted(found, key=lambda pair: [index.position[c] for c in pair[0].chunk_ids])
-    for finding, copied in order:
-        key = (finding.item_id, finding.kind, copied)
-        if key in merged:
-            first = merged[key]
-            first.copies += [c for c in finding.chunk_ids if c not in first.chunk_ids and c not in first.copies]
-        else:
-            merged[key] = finding
-    return list(merged.values())
+def view_leaks(item: EvalItem, own: set[int], taken: bool, answer_extractive: bool, index: KBIndex,
+               matcher: _Matcher, settings: LeakSettings) -> list[tuple[LeakFinding, str]]:
+    """Return the question, QA-pair and answer leaks of one item in an index (a shard's view), each with
+    the folded text it copies (the sentence holding a question, the answer): `own`, `taken` as for
+    `_question_leaks`, `answer_extractive` whether the answer is copied from its own evidence."""
+    found = _question_leaks(item, own, taken, index, matcher, settings)
+    answer = fold(item.reference_answer or "")
+    if not long_form(item.reference_answer, item.language, settings) or answer_extractive:
+        return found
+    flagged = {tuple(f.chunk_ids) for f, _ in found}
+    for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
+        chunk_ids = [index.chunks[p].chunk_id for p in places]
+        if tuple(chunk_ids) in flagged:
+            continue  # already a QA pair there
+        copy = _copy_in(_text_of(index, places), answer)
+        found.append((LeakFinding(item_id=item.id, kind="answer_in_kb", method="exact" if score >= 1.0 else "near_verbatim",
+                                  score=round(score * 100, 1), chunk_ids=chunk_ids, doc_id=index.chunks[places[0]].doc_id,
+                                  matched=copy.window if copy else matched),
+                      fold(copy.text[copy.start:copy.end]) if copy else matched))
+    return found
 
 
-def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings,
-             skip_docs: set[str]) -> list[LeakFinding]:
-    """Return the question, QA-pair and answer leaks of `items` in the snapshot, one per leak."""
-    matcher = _Matcher(index, skip_docs, settings)
-    same_text: dict[str, list[int]] = {}
-    for position, text in enumerate(index.folded):
-        same_text.setdefault(text, []).append(position)
-    findings: list[LeakFinding] = []
-    for item in progress(items, "checking leakage", unit="item"):
-        own = _own_positions(item, index, same_text)
-        found = _question_leaks(item, own, index, matcher, settings)
-        answer = fold(item.reference_answer or "")
-        if long_form(item.reference_answer, item.language, settings) and not _extractive(item, answer, own, index,
-                                                                                          settings):
-            flagged = {tuple(f.chunk_ids) for f, _ in found}
-            for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
-                chunk_ids = [index.chunks[p].chunk_id for p in places]
-                if tuple(chunk_ids) in flagged:
-                    continue  # already a QA pair there
-                copy = _copy_in(_text_of(index, places), answer)
-                found.append((LeakFinding(item_id=item.id, kind="answer_in_kb",
-                                          method="exact" if score >= 1.0 else "near_verbatim",
-                                          score=round(score * 100, 1), chunk_ids=chunk_ids,
-                                          doc_id=index.chunks[places[0]].doc_id,
-                                          matched=copy.window if copy else matched),
-                              fold(copy.text[copy.start:copy.end]) if copy else matched))
-        findings += one_per_copy(found, index)
-    return findings
+def matcher(index: KBIndex, skip_docs: set[str], settings: LeakSettings) -> _Matcher:
+    """Return the copy finder of an index (a shard's view), skipping the documents `skip_docs`."""
+    return _Matcher(index, skip_docs, settings)
 
 
 def split_leaks(edges: Sequence[Edge], by_id: dict[str, EvalItem]) -> list[LeakFinding]:
@@ -387,6 +361,8 @@ class LeakReport:
     lapsed: list[LeakFinding] = field(default_factory=list)     # findings whose acceptance no longer holds
     semantic: SemanticPass | None = None                        # the split-leak semantic pass, or why skipped
     paraphrase: ParaphrasePass | None = None                    # the KB-question paraphrase pass, or why skipped
+    shards: int = 1                                             # shards of the snapshot searched
+    engine: str | None = None                                   # the engine they were searched on (many shards)
     record: LeakageCheck | None = None
 
     def with_status(self, status: str) -> list[LeakFinding]:

@@ -13,7 +13,9 @@ from curate.checks.leakage.find import LeakReport, LeakSettings
 from curate.checks.leakage.paraphrase import paraphrase_leaks
 from curate.dataset import DatasetStore, parse_ref
 from curate.index.embeddings import semantic_pass
+from curate.engine import engine_settings, open_engine
 from curate.index.kb_index import KBIndex
+from curate.index.shard_index import shard_views
 from curate.records import LeakageDocs
 from curate.release import Releases, resolve_items
 from curate.workspace import Workspace
@@ -38,12 +40,15 @@ def load_docs(workspace: Workspace, name: str) -> LeakageDocs:
 def check_leakage(workspace: Workspace, ref: str, *, kb: str | None = None, fix: str | None = None,
                   allow_docs: tuple[str, ...] = (), accept_items: tuple[str, ...] = (), reason: str | None = None,
                   accepted_by: str | None = None, settings: LeakSettings | None = None,
-                  semantic: bool = True, report: Path | None = None) -> LeakReport:
+                  semantic: bool = True, report: Path | None = None, engine: str | None = None) -> LeakReport:
     """Return the leakage check of the items `ref` names (NAME: the draft; NAME@vN: a release) against
     a snapshot (default: theirs): accept the open findings of `accept_items` with `reason`, apply
     `fix` (quarantine, exclude-docs) to the findings left open, record the result in the dataset (and,
-    for a release, beside it), and with `report` write every finding there as JSON."""
+    for a release, beside it), and with `report` write every finding there as JSON. A snapshot in many
+    shards is searched on the engine `engine` names (local, ray, a Ray address), else curate.toml's
+    [engine], else the local engine."""
     settings = settings or LeakSettings()
+    chosen = engine_settings(workspace, engine)
     name, version = parse_ref(ref)
     check_options(settings, fix=fix, accept_items=accept_items, reason=reason, release=bool(version))
     if report is not None:
@@ -64,10 +69,17 @@ def check_leakage(workspace: Workspace, ref: str, *, kb: str | None = None, fix:
             return paraphrase_leaks(workspace, checked, index, skip_docs=skip_docs, found=found, semantic=semantic,
                                     threshold=settings.paraphrase_min, min_chars=settings.question_min_chars)
 
-        result = leak_check(items, index, ref=ref, draft=None if version else draft, docs=docs, acceptances=kept,
-                            previous=meta.checks.leakage, settings=settings, fix=fix, allow_docs=allow_docs,
-                            accept_items=accept_items, reason=reason, accepted_by=accepted_by, embed=embed,
-                            paraphrases=paraphrases)
+        shards = shard_views(index)
+        running = open_engine(chosen, max(s.chunks for s in index.store.shards(index.snapshot_id))) if shards > 1 else None
+        try:
+            result = leak_check(items, index, ref=ref, draft=None if version else draft, docs=docs,
+                                acceptances=kept, previous=meta.checks.leakage, settings=settings, fix=fix,
+                                allow_docs=allow_docs, accept_items=accept_items, reason=reason,
+                                accepted_by=accepted_by, embed=embed, paraphrases=paraphrases, engine=running)
+        finally:
+            if running is not None:
+                running.close()
+        result.shards, result.engine = shards, (chosen.describe() if running is not None else None)
         if allow_docs or fix == "exclude-docs":
             docs.write(_docs_file(workspace, name))
         if accept_items:

@@ -33,7 +33,8 @@ def test_chunks_read_back_exactly_in_order_across_shards(workspace):
     manifest = store.write("kb", [], chunks, ChunkerSettings(kind="structure", size=200), shard_size=10,
                            parquet_from=0)
     assert [(s.file, s.chunks, s.first) for s in manifest.shards] == [
-        ("chunks/part-00000.parquet", 10, 0), ("chunks/part-00001.parquet", 10, 10), ("chunks/part-00002.parquet", 5, 20)]
+        ("chunks/part-00000.parquet", 9, 0), ("chunks/part-00001.parquet", 9, 9), ("chunks/part-00002.parquet", 7, 18)]
+    assert all(s.foreign == [] for s in manifest.shards)        # shards end between documents
     assert store.chunks(manifest.snapshot_id) == chunks
     assert manifest.snapshot_id == "kb-" + content_sha256([], chunks)[:16]    # the storage is not in the id
 
@@ -46,8 +47,8 @@ def test_one_shard_is_read_without_the_others(workspace):
     folder = store.root / manifest.snapshot_id
     for other in manifest.shards[:2]:
         (folder / other.file).unlink()
-    assert list(store.shard_chunks(manifest.snapshot_id, 2)) == chunks[20:]
-    assert read_column(folder / manifest.shards[2].file, "text") == [c.text for c in chunks[20:]]
+    assert list(store.shard_chunks(manifest.snapshot_id, 2)) == chunks[18:]
+    assert read_column(folder / manifest.shards[2].file, "text") == [c.text for c in chunks[18:]]
 
 
 def test_a_snapshot_written_before_shards_still_reads(workspace):
@@ -88,6 +89,22 @@ def test_a_small_kb_keeps_one_chunks_jsonl_and_is_one_shard(workspace):
     big = store.write("big", [], chunks[:11], ChunkerSettings(kind="structure", size=200), parquet_from=11,
                       shard_size=5)
     assert store.shard_count(big.snapshot_id) == 3 and store.chunks(big.snapshot_id) == chunks[:11]
+
+
+def test_shards_name_each_chunks_neighbours_and_the_chunks_of_their_documents_held_elsewhere(workspace):
+    chunks = _chunks(12)
+    # imported in another order: doc1's third chunk listed last, after the first shard has closed
+    chunks = chunks[:5] + chunks[6:] + [chunks[5]]
+    store = SnapshotStore(workspace)
+    manifest = store.write("kb", [], chunks, ChunkerSettings(kind="structure", size=200), shard_size=6,
+                           parquet_from=0)
+    folder = store.root / manifest.snapshot_id
+    assert [(s.first, s.chunks) for s in manifest.shards] == [(0, 5), (5, 6), (11, 1)]
+    assert [s.foreign for s in manifest.shards] == [[11], [], [3, 4]]
+    # doc1 is chunks 3, 4 and 11 (offsets 0, 100, 200): each names its neighbours by snapshot position
+    assert read_column(folder / manifest.shards[0].file, "next")[3:] == [4, 11]
+    assert read_column(folder / manifest.shards[2].file, "prev") == [4]
+    assert read_column(folder / manifest.shards[2].file, "next") == [-1]
 
 
 def test_a_damaged_row_names_the_shard_the_row_and_the_field(workspace):

@@ -1,0 +1,185 @@
+"""One shard of a snapshot as the checks see it (`ShardIndex`), and the lexical stage that indexes every
+shard on an engine (`build_lexical`).
+
+A shard's view holds its own chunks (positions 0 to size - 1, snapshot position `first + i`) and after them
+the chunks of its documents that other shards hold (`ShardInfo.foreign`: none when chunks are listed
+document by document), so each of its chunks' neighbours and documents are whole in it. Its n-gram index
+covers its own chunks only: every chunk is a candidate in exactly one shard.
+
+A snapshot in one shard (every KB under 10,000 chunks) is its own view: `KBIndex` as it always was.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from curate.engine import Engine, pending
+from curate.errors import CurateError
+from curate.index.kb_index import BRIDGE, LEXICAL_VERSION, KBIndex
+from curate.index.ngrams import NgramIndex
+from curate.kb.shards import NONE, ShardRows, foreign_positions, neighbour_positions, read_column
+from curate.records import Chunk, LexicalIndexMeta
+from curate.text.normalize import fold
+from curate.workspace import Workspace
+
+
+class _ViewChunks(Sequence):
+    """A shard's chunks (read from their rows when asked for) followed by its foreign chunks."""
+
+    def __init__(self, rows: ShardRows, foreign: list[Chunk]):
+        self.rows, self.foreign = rows, foreign
+
+    def __len__(self) -> int:
+        return len(self.rows) + len(self.foreign)
+
+    def __getitem__(self, position: int) -> Chunk:
+        size = len(self.rows)
+        return self.rows[position] if position < size else self.foreign[position - size]
+
+
+class ShardIndex(KBIndex):
+    """The index of shard `number` of a snapshot, under kb/index/<snapshot id>/shards/part-NNNNN/."""
+
+    def __init__(self, workspace: Workspace, snapshot_id: str, number: int):
+        super().__init__(workspace, snapshot_id)
+        info = self.store.shards(snapshot_id)[number]
+        self.number, self.first, self.size = number, info.first, info.chunks
+        self.path = self.store.root / snapshot_id / info.file
+        self.folder = workspace.kb_dir / "index" / snapshot_id / "shards" / f"part-{number:05d}"
+        self.foreign = info.foreign if info.foreign is not None else _layout(self.store, snapshot_id)[1][number]
+
+    def global_position(self, position: int) -> int:
+        """Return the snapshot position of a position of this view."""
+        return self.first + position if position < self.size else self.foreign[position - self.size]
+
+    @cached_property
+    def view_position(self) -> dict[int, int]:
+        """Snapshot position -> position in this view, for the foreign chunks (the own ones are offset)."""
+        return {g: self.size + k for k, g in enumerate(self.foreign)}
+
+    def in_view(self, position: int) -> int | None:
+        """Return where a snapshot position sits in this view, or None when it is not in it."""
+        if self.first <= position < self.first + self.size:
+            return position - self.first
+        return self.view_position.get(position)
+
+    @cached_property
+    def chunks(self) -> _ViewChunks:
+        shards = self.store.shards(self.snapshot_id)
+        firsts = [s.first for s in shards]
+        held: dict[int, tuple[Chunk, ...]] = {}   # each other shard read once
+        foreign = []
+        for g in self.foreign:
+            number = bisect.bisect_right(firsts, g) - 1
+            if number not in held:
+                held[number] = self.store.shard_chunks(self.snapshot_id, number)
+            foreign.append(held[number][g - firsts[number]])
+        return _ViewChunks(ShardRows(self.path), foreign)
+
+    @cached_property
+    def doc_ids(self) -> list[str]:
+        return read_column(self.path, "doc_id") + [c.doc_id for c in self.chunks.foreign]
+
+    def doc_of(self, position: int) -> str:
+        return self.doc_ids[position]
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        ids = read_column(self.path, "chunk_id") + [c.chunk_id for c in self.chunks.foreign]
+        return {chunk_id: i for i, chunk_id in enumerate(ids)}
+
+    @cached_property
+    def doc_positions(self) -> dict[str, list[int]]:
+        by_doc: dict[str, list[int]] = {}
+        for i in sorted(range(len(self.doc_ids)), key=self.global_position):   # in snapshot order
+            by_doc.setdefault(self.doc_ids[i], []).append(i)
+        return by_doc
+
+    @cached_property
+    def neighbours(self) -> dict[int, tuple[int | None, int | None]]:
+        """Own chunk position -> (previous, next) chunk of its document in this view."""
+        try:
+            before, after = read_column(self.path, "prev"), read_column(self.path, "next")
+        except CurateError:   # written before shards named neighbours
+            layout = _layout(self.store, self.snapshot_id)[0]
+            before, after = ([layout[k][g] for g in range(self.first, self.first + self.size)] for k in (0, 1))
+        return {i: tuple(None if g == NONE else self.in_view(g) for g in (b, a))
+                for i, (b, a) in enumerate(zip(before, after))}
+
+    # -- lexical: this shard's folded texts and n-gram index ---------------------------------------
+
+    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
+        stored = self._stored_shard_lexical()
+        return None if stored is None else (stored[0] + [fold(c.text) for c in self.chunks.foreign], stored[1])
+
+    def _stored_shard_lexical(self) -> tuple[list[str], NgramIndex] | None:
+        folder = self.folder / "lexical"
+        try:
+            if self.lexical_done:
+                return json.loads((folder / "folded.json").read_text(encoding="utf-8")), NgramIndex.load(folder)
+        except (CurateError, OSError, ValueError):
+            pass  # missing or damaged: built again
+        return None
+
+    def _lexical_of_chunks(self) -> tuple[list[str], NgramIndex]:
+        folded = [fold(text) for text in read_column(self.path, "text")] + [fold(c.text) for c in self.chunks.foreign]
+        following = [folded[after][:BRIDGE] if after is not None else ""
+                     for _, after in (self.neighbours[i] for i in range(self.size))]
+        return folded, NgramIndex.build([folded[i] + following[i] for i in range(self.size)])
+
+    def _save_lexical(self, tmp: Path, folded: list[str], ngrams: NgramIndex) -> None:
+        super()._save_lexical(tmp, folded[:self.size], ngrams)
+
+    @property
+    def lexical_done(self) -> bool:
+        """Return whether this shard's lexical index is stored (a resumed build skips it)."""
+        try:
+            meta = LexicalIndexMeta.read(self.folder / "lexical" / "meta.json")
+        except (CurateError, OSError, ValueError):
+            return False
+        return meta.version == LEXICAL_VERSION and meta.chunks == self.size
+
+
+def _layout(store, snapshot_id: str) -> tuple[tuple[list[int], list[int]], list[list[int]]]:
+    """Neighbours and foreign chunks of a snapshot whose shards were written before they were recorded:
+    found out by reading every chunk once."""
+    chunks = store.chunks(snapshot_id)
+    shards = store.shards(snapshot_id)
+    bounds = [(s.first, s.first + s.chunks) for s in shards]
+    return neighbour_positions(chunks), foreign_positions([c.doc_id for c in chunks], bounds)
+
+
+def shard_views(index: KBIndex) -> int:
+    """Return how many shard views a snapshot's checks run over (1: the index is its own view)."""
+    if index.folder is None:
+        return 1
+    return index.store.shard_count(index.snapshot_id)
+
+
+def open_view(workspace: Workspace, snapshot_id: str, number: int) -> KBIndex:
+    """Return the view of shard `number`: the snapshot's own index when it is one shard."""
+    if KBIndex(workspace, snapshot_id).store.shard_count(snapshot_id) == 1:
+        return KBIndex(workspace, snapshot_id)
+    return ShardIndex(workspace, snapshot_id, number)
+
+
+def _index_shard(task: tuple[Workspace, str, int]) -> int:
+    view = ShardIndex(*task)
+    return len(view.lexical[0])
+
+
+def build_lexical(index: KBIndex, engine: Engine) -> tuple[int, int]:
+    """Build the lexical index of every shard of a snapshot not built yet, on `engine`; return (shards
+    built, shards found built). A killed build resumes from the shards it completed."""
+    count = shard_views(index)
+    if count == 1:
+        index.lexical
+        return 0, 1
+    tasks = [(index.workspace, index.snapshot_id, n) for n in range(count)]
+    left, done = pending(tasks, lambda task: ShardIndex(*task).lexical_done)
+    engine.map(_index_shard, left, label=f"indexing {index.snapshot_id}")
+    return len(left), done

@@ -1,0 +1,123 @@
+"""The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
+one finds; 100,000 chunks give the same findings and the same index files on the local engine and on a
+local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+says where it searched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from curate.checks.leakage.find import LeakSettings
+from curate.checks.leakage.over_shards import kb_leaks
+from curate.engine import EngineSettings, LocalEngine, open_engine
+from curate.index.kb_index import KBIndex
+from curate.index.shard_index import build_lexical
+from curate.kb.store import SnapshotStore
+from curate.records import ChunkerSettings
+from curate.workspace import Workspace, init_workspace
+
+from tests.support.many_chunks import many_chunks
+
+
+def _write(workspace: Workspace, chunks, **layout) -> str:
+    return SnapshotStore(workspace).write("kb", [], chunks, ChunkerSettings(kind="imported"), **layout).snapshot_id
+
+
+def _dump(findings) -> list[dict]:
+    return [f.model_dump(mode="json") for f in findings]
+
+
+def _index_files(workspace: Workspace, snapshot_id: str) -> dict[str, str]:
+    folder = workspace.kb_dir / "index" / snapshot_id / "shards"
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "meta.json"}
+
+
+def test_many_shards_find_what_one_finds_whatever_the_order_of_the_chunks(tmp_path):
+    chunks, items, leaked = many_chunks(3_000)
+    # listed document by document, and with each document's chunks scattered over every shard
+    for name, listed in (("in order", chunks), ("scattered", sorted(chunks, key=lambda c: c.chunk_id.split("#")[1]))):
+        one, many = init_workspace(tmp_path / name / "one"), init_workspace(tmp_path / name / "many")
+        snapshot = _write(one, listed)
+        assert _write(many, listed, parquet_from=0, shard_size=250) == snapshot
+        shards = SnapshotStore(many).shards(snapshot)
+        assert len(shards) >= 12 and (name == "scattered") == any(s.foreign for s in shards)
+        expected = kb_leaks(items, KBIndex(one, snapshot), LeakSettings(), set())
+        assert leaked <= {f.item_id for f in expected}
+        found = kb_leaks(items, KBIndex(many, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
+        assert _dump(found) == _dump(expected), name
+
+
+def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_on_ray(tmp_path, ray_address):
+    chunks, items, leaked = many_chunks(100_000)
+    here, there = init_workspace(tmp_path / "local"), init_workspace(tmp_path / "ray")
+    snapshot = _write(here, chunks, shard_size=10_000)
+    assert _write(there, chunks, shard_size=10_000) == snapshot
+    del chunks
+    local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
+    engine = open_engine(EngineSettings("ray", ray_address))
+    try:
+        assert engine.workers == 2
+        on_ray = kb_leaks(items, KBIndex(there, snapshot), LeakSettings(), set(), engine=engine)
+    finally:
+        engine.close()
+    assert leaked <= {f.item_id for f in local} and len(local) >= len(leaked)
+    assert _dump(on_ray) == _dump(local)
+    files = _index_files(here, snapshot)
+    assert len(files) == 2 * 10 and _index_files(there, snapshot) == files   # folded texts and n-gram keys
+
+
+def _kill_when_shards_are_built(workspace: Workspace, snapshot: str, script: str, shards: int) -> None:
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    folder = workspace.kb_dir / "index" / snapshot / "shards"
+    deadline = time.monotonic() + 300   # a safety net; the test waits for the shards, not for the clock
+    while len(list(folder.glob("*/lexical/meta.json"))) < shards:
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline, "no shard was indexed within 300 s"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def test_a_killed_index_build_resumes_from_its_completed_shards_on_either_engine(tmp_path, ray_address):
+    chunks, items, _ = many_chunks(24_000)
+    fresh = init_workspace(tmp_path / "fresh")
+    snapshot = _write(fresh, chunks, shard_size=2_000)
+    expected = kb_leaks(items, KBIndex(fresh, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
+    for name, engine in (("local", "LocalEngine(1)"), ("ray", f"open_engine(EngineSettings('ray', {ray_address!r}))")):
+        workspace = init_workspace(tmp_path / name)
+        _write(workspace, chunks, shard_size=2_000)
+        script = ("from curate.engine import *\nfrom curate.index.kb_index import KBIndex\n"
+                  "from curate.index.shard_index import build_lexical\nfrom curate.workspace import Workspace\n"
+                  f"from pathlib import Path\nbuild_lexical(KBIndex(Workspace(Path({str(workspace.root)!r})), "
+                  f"{snapshot!r}), {engine})\n")
+        _kill_when_shards_are_built(workspace, snapshot, script, 3)
+        left = 12 - len(list((workspace.kb_dir / "index" / snapshot / "shards").glob("*/lexical/meta.json")))
+        built, done = build_lexical(KBIndex(workspace, snapshot), open_engine(EngineSettings("local", workers=2)))
+        assert done >= 3 and built == left and built + done == 12, name
+        assert _index_files(workspace, snapshot) == _index_files(fresh, snapshot), name
+        found = kb_leaks(items, KBIndex(workspace, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
+        assert _dump(found) == _dump(expected), name
+
+
+def test_the_command_searches_a_kb_in_shards_on_the_engine_it_names(curate, tmp_path, ray_address):
+    chunks, items, leaked = many_chunks(12_000)
+    _write(curate.workspace, chunks, shard_size=2_000)
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps({"id": i.id, "question": i.question, "reference_answer": i.reference_answer,
+                                        "language": "zh", "split": "test"}, ensure_ascii=False) + "\n"
+                            for i in items), encoding="utf-8")
+    curate("import", path, "--dataset", "big", "--source", "human", "--kb", "kb")
+    report = tmp_path / "leaks.json"
+    result = curate("check-leakage", "--dataset", "big", "--no-semantic", "--engine", ray_address, "--report", report,
+                    code=1)
+    assert "note: searched 6 shards of kb-" in result.stderr and f"on ray at {ray_address}" in result.stderr
+    assert leaked <= set(json.loads(report.read_text(encoding="utf-8"))["items"])
+    local = curate("check-leakage", "--dataset", "big", "--no-semantic", "--engine", "local", code=1)
+    assert "shards of kb-" in local.stderr and " on local" in local.stderr and local.stdout == result.stdout
