@@ -121,3 +121,21 @@ def test_the_command_searches_a_kb_in_shards_on_the_engine_it_names(curate, tmp_
     assert leaked <= set(json.loads(report.read_text(encoding="utf-8"))["items"])
     local = curate("check-leakage", "--dataset", "big", "--no-semantic", "--engine", "local", code=1)
     assert "shards of kb-" in local.stderr and " on local" in local.stderr and local.stdout == result.stdout
+
+
+def test_shards_written_before_they_named_neighbours_are_searched_the_same(tmp_path):
+    import pyarrow.parquet as pq
+
+    chunks, items, _ = many_chunks(1_500)
+    one, old = init_workspace(tmp_path / "one"), init_workspace(tmp_path / "old")
+    snapshot = _write(one, chunks)
+    _write(old, chunks, parquet_from=0, shard_size=200)
+    folder = old.kb_dir / "snapshots" / snapshot
+    for path in sorted((folder / "chunks").glob("*.parquet")):   # as the first shards were written
+        pq.write_table(pq.read_table(path).drop_columns(["prev", "next"]), path, compression="zstd")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    for shard in manifest["shards"]:
+        shard.pop("foreign")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    expected = kb_leaks(items, KBIndex(one, snapshot), LeakSettings(), set())
+    assert _dump(kb_leaks(items, KBIndex(old, snapshot), LeakSettings(), set(), engine=LocalEngine(1))) == _dump(expected)
