@@ -62,12 +62,9 @@ def _start(shared: Any) -> None:
     global _shared
     _shared = shared
     os.environ.update({name: "false" if name == "TOKENIZERS_PARALLELISM" else "1" for name in THREAD_VARIABLES})
-    try:
-        from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-        threadpool_limits(1)   # numpy's BLAS was loaded by the parent with its own thread count
-    except ImportError:
-        pass
+    threadpool_limits(1)   # numpy's BLAS was loaded by the parent with its own thread count
 
 
 def _completed(futures: dict[Future, int]):

@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from curate.engine.base import THREAD_VARIABLES, EngineFailed, Stage, call, in_order
+from curate.engine.local import default_workers
 from curate.errors import CurateError, InputError
 
 # what one task may hold, per chunk of its shard: the shard read (about 2 KB a chunk), its folded texts and
@@ -45,7 +45,7 @@ class RayEngine:
             if address:
                 options["address"] = address
             else:   # a Ray of this machine for this command
-                options["num_cpus"] = workers or max(1, len(os.sched_getaffinity(0)))
+                options["num_cpus"] = workers or default_workers()
             try:
                 ray.init(**options)
             except (ConnectionError, RuntimeError, ValueError) as exc:

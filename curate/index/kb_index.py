@@ -18,6 +18,7 @@ from curate.index.bm25 import BM25
 from curate.index.embeddings import EmbeddingCache
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
+from curate.kb.shards import NONE, neighbour_positions
 from curate.kb.scope_fields import scope_key
 from curate.locks import writing
 from curate.progress import progress
@@ -94,13 +95,23 @@ class KBIndex:
     @cached_property
     def neighbours(self) -> dict[int, tuple[int | None, int | None]]:
         """Chunk position -> (previous, next) chunk of the same document, by offset or order."""
-        result = {}
-        for positions in self.doc_positions.values():
-            positions = sorted(positions, key=lambda i: (self.chunks[i].start if self.chunks[i].start is not None
-                                                         else i, i))
-            for k, i in enumerate(positions):
-                result[i] = (positions[k - 1] if k else None, positions[k + 1] if k + 1 < len(positions) else None)
-        return result
+        before, after = neighbour_positions(self.chunks)
+        return {i: (None if b == NONE else b, None if a == NONE else a) for i, (b, a) in enumerate(zip(before, after))}
+
+    # -- positions: an index of the whole snapshot is its own view (a shard's maps them, `ShardIndex`) ---
+
+    @cached_property
+    def size(self) -> int:
+        """Chunks this index searches (its own, in a shard's view)."""
+        return len(self.chunks)
+
+    def global_position(self, position: int) -> int:
+        """Return the snapshot position of a position of this index."""
+        return position
+
+    def in_view(self, position: int) -> int | None:
+        """Return where a snapshot position sits in this index, or None when it is not in it."""
+        return position
 
     # -- lexical: folded texts and the n-gram index, built together ------------------------------
 
@@ -114,7 +125,7 @@ class KBIndex:
         try:
             if LexicalIndexMeta.read(folder / "meta.json").version == LEXICAL_VERSION:
                 folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
-                if len(folded) == len(self.chunks):
+                if len(folded) == self.size:
                     return folded, NgramIndex.load(folder)
         except (CurateError, OSError, ValueError):
             pass  # a cache that is missing or damaged is built again

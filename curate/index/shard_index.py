@@ -53,7 +53,6 @@ class ShardIndex(KBIndex):
         self.foreign = info.foreign if info.foreign is not None else _layout(self.store, snapshot_id)[1][number]
 
     def global_position(self, position: int) -> int:
-        """Return the snapshot position of a position of this view."""
         return self.first + position if position < self.size else self.foreign[position - self.size]
 
     @cached_property
@@ -62,7 +61,6 @@ class ShardIndex(KBIndex):
         return {g: self.size + k for k, g in enumerate(self.foreign)}
 
     def in_view(self, position: int) -> int | None:
-        """Return where a snapshot position sits in this view, or None when it is not in it."""
         if self.first <= position < self.first + self.size:
             return position - self.first
         return self.view_position.get(position)
@@ -112,18 +110,31 @@ class ShardIndex(KBIndex):
 
     # -- lexical: this shard's folded texts and n-gram index ---------------------------------------
 
-    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
-        stored = self._stored_shard_lexical()
-        return None if stored is None else (stored[0] + [fold(c.text) for c in self.chunks.foreign], stored[1])
+    @cached_property
+    def folded(self) -> list[str]:
+        """Folded text of every chunk of the view: the stored ones read alone (a pass that reads texts does
+        not load the n-gram keys), the foreign ones folded."""
+        if not self.lexical_done:
+            return self.lexical[0]
+        try:
+            own = json.loads((self.folder / "lexical" / "folded.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return self.lexical[0]   # damaged: built again
+        return own + [fold(c.text) for c in self.chunks.foreign]
 
-    def _stored_shard_lexical(self) -> tuple[list[str], NgramIndex] | None:
-        folder = self.folder / "lexical"
+    @cached_property
+    def ngrams(self) -> NgramIndex:
+        """The 4-gram index of this shard's own chunks, read alone when stored."""
         try:
             if self.lexical_done:
-                return json.loads((folder / "folded.json").read_text(encoding="utf-8")), NgramIndex.load(folder)
-        except (CurateError, OSError, ValueError):
-            pass  # missing or damaged: built again
-        return None
+                return NgramIndex.load(self.folder / "lexical")
+        except (OSError, ValueError):
+            pass   # damaged: built again
+        return self.lexical[1]
+
+    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
+        stored = super()._stored_lexical()
+        return None if stored is None else (stored[0] + [fold(c.text) for c in self.chunks.foreign], stored[1])
 
     def _lexical_of_chunks(self) -> tuple[list[str], NgramIndex]:
         folded = [fold(text) for text in read_column(self.path, "text")] + [fold(c.text) for c in self.chunks.foreign]
@@ -158,13 +169,6 @@ def shard_views(index: KBIndex) -> int:
     if index.folder is None:
         return 1
     return index.store.shard_count(index.snapshot_id)
-
-
-def open_view(workspace: Workspace, snapshot_id: str, number: int) -> KBIndex:
-    """Return the view of shard `number`: the snapshot's own index when it is one shard."""
-    if KBIndex(workspace, snapshot_id).store.shard_count(snapshot_id) == 1:
-        return KBIndex(workspace, snapshot_id)
-    return ShardIndex(workspace, snapshot_id, number)
 
 
 def _index_shard(task: tuple[Workspace, str, int]) -> int:

@@ -47,9 +47,10 @@ def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings, 
     """Return the question, QA-pair and answer leaks of `items` in the snapshot, one per leak (the rules
     of `curate.checks.leakage.find`), its shards run on `engine` (default: the local engine)."""
     views = shard_views(index)
-    run = _runner(index, views, engine or LocalEngine())
+    engine = engine or LocalEngine()
+    run = _runner(index, views, engine)
     if views > 1:
-        build_lexical(index, engine or LocalEngine())
+        build_lexical(index, engine)
     copies = index.copies if views == 1 else _raw_copies(index)
     direct = [{c for e in item.evidence for c in e.chunk_ids} for item in items]
     wanted = [_Wanted(frozenset(ids | {m for c in ids for m in copies.get(c, ())}),
@@ -85,10 +86,6 @@ def _in_view(task: tuple, shared: Any) -> Any:
     return fn(ShardIndex(workspace, snapshot_id, number), shared)
 
 
-def _global(view: KBIndex, position: int) -> int:
-    return view.global_position(position) if isinstance(view, ShardIndex) else position
-
-
 def _raw_copies(index: KBIndex) -> dict[str, list[str]]:
     """Chunk id -> its duplicate group as check-dups --kb stored it (scope is applied to what pass 1 finds)."""
     if not index.groups_path.exists():
@@ -118,18 +115,18 @@ def _own_chunks(hits: list[tuple], direct: list[set[str]], copies: dict[str, lis
 def _evidence_chunks(view: KBIndex, wanted: list[_Wanted]) -> list[tuple]:
     """Pass 1: (item number, snapshot position, chunk, folded text, found by id) of each item's evidence
     chunks (and their copies) and of the chunks overlapping its spans, among this view's own chunks."""
-    own = getattr(view, "size", len(view.chunks))
     hits = []
     for number, want in enumerate(wanted):
         for chunk_id in want.ids:
             position = view.position.get(chunk_id)
-            if position is not None and position < own:
-                hits.append((number, _global(view, position), view.chunks[position], view.folded[position], True))
+            if position is not None and position < view.size:
+                hits.append((number, view.global_position(position), view.chunks[position], view.folded[position],
+                             True))
         for doc_id, start, end in want.spans:
             for position in view.doc_positions.get(doc_id, []):
                 chunk = view.chunks[position]
-                if position < own and chunk.start is not None and chunk.start < end and chunk.end > start:
-                    hits.append((number, _global(view, position), chunk, view.folded[position], False))
+                if position < view.size and chunk.start is not None and chunk.start < end and chunk.end > start:
+                    hits.append((number, view.global_position(position), chunk, view.folded[position], False))
     return hits
 
 
@@ -140,9 +137,8 @@ def _same_text(view: KBIndex, texts: list[set[str]]) -> list[tuple]:
     for number, folded_texts in enumerate(texts):
         for folded in folded_texts:
             wanted.setdefault(folded, []).append(number)
-    own = getattr(view, "size", len(view.chunks))
-    return [(number, _global(view, position), view.chunks[position].text, folded)
-            for position, folded in enumerate(view.folded[:own]) if folded in wanted for number in wanted[folded]]
+    return [(number, view.global_position(position), view.chunks[position].text, folded)
+            for position, folded in enumerate(view.folded[:view.size]) if folded in wanted for number in wanted[folded]]
 
 
 def _view_leaks(view: KBIndex, shared: tuple) -> list[tuple]:
@@ -150,21 +146,15 @@ def _view_leaks(view: KBIndex, shared: tuple) -> list[tuple]:
     in this view."""
     items, settings, skip_docs, owns, taken, copied, alone = shared
     find = matcher(view, skip_docs, settings)
-    local = _local_positions(view)
     hits = []
     shown = progress(list(enumerate(items)), "checking leakage", unit="item") if alone else enumerate(items)
     for number, item in shown:
-        own = {p for p in (local(g) for g in owns[number]) if p is not None}
+        own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
         for finding, text in view_leaks(item, own, taken[number], copied[number], view, find, settings):
-            finding.where_sha256 = where_fingerprint([view.chunks[view.position[c]] for c in finding.chunk_ids])
-            hits.append((number, finding, text, [_global(view, view.position[c]) for c in finding.chunk_ids]))
+            places = [view.position[c] for c in finding.chunk_ids]
+            finding.where_sha256 = where_fingerprint([view.chunks[p] for p in places])
+            hits.append((number, finding, text, [view.global_position(p) for p in places]))
     return hits
-
-
-def _local_positions(view: KBIndex) -> Callable[[int], int | None]:
-    if isinstance(view, ShardIndex):
-        return view.in_view
-    return lambda position: position
 
 
 def _one_per_copy(hits: list[tuple]) -> list[LeakFinding]:
