@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,21 @@ def _ray():
     return ray
 
 
+def _reachable(address: str, seconds: float = 5.0) -> None:
+    """Raise EngineFailed in one line when nothing answers at a cluster's address (Ray itself retries for
+    minutes, printing a warning every few seconds); "auto" is left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        if address != "auto":
+            raise InputError(f"not a Ray address: '{address}' (HOST:PORT, ray://HOST:PORT or auto)", field="engine")
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise EngineFailed(f"could not join the Ray cluster at {address}: nothing answers there "
+                           f"({exc.strerror or exc})") from None
+
+
 def _task(fn: Stage, task: Any, shared: Any) -> Any:
     return call(fn, task, shared)
 
@@ -43,6 +59,7 @@ class RayEngine:
             options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR",
                                            runtime_env={"env_vars": env})
             if address:
+                _reachable(address)
                 options["address"] = address
             else:   # a Ray of this machine for this command
                 options["num_cpus"] = workers or default_workers()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -73,3 +74,14 @@ def test_without_ray_installed_the_ray_engine_is_one_line_and_nothing_else_needs
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ("field 'engine': the Ray engine needs Ray, an optional extra: "
                                    "pip install 'curate-evalrun[ray]' (or '.[ray]' in a clone)")
+
+
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once():
+    from curate.engine import open_engine
+
+    started = time.monotonic()
+    with pytest.raises(EngineFailed, match=r"could not join the Ray cluster at 127\.0\.0\.1:1: nothing answers there"):
+        open_engine(EngineSettings("ray", "127.0.0.1:1"))
+    assert time.monotonic() - started < 60   # Ray alone retries for minutes, printing as it goes
+    with pytest.raises(InputError, match=r"field 'engine': not a Ray address: 'ray://head'"):
+        open_engine(EngineSettings("ray", "ray://head"))
