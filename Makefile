@@ -71,6 +71,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pii_masking.py
 	$(BIN)/python benchmarks/scope_cost.py
 	$(BIN)/python benchmarks/generate.py
+	$(BIN)/python benchmarks/engines.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

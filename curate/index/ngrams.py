@@ -103,6 +103,56 @@ class NgramIndex:
         order = np.argsort(-share, kind="stable")[:limit]
         return [(int(found[i]), float(share[i])) for i in order]
 
+    def candidates_many(self, texts: Sequence[str], min_share: float = 0.3, limit: int = 50,
+                        max_postings: int = 200_000) -> list[list[tuple[int, float]]]:
+        """Return `candidates` of each text, the same lists, looked up together: one search of every text's
+        grams and one count of the (text, position) pairs they share (a shard's view answers thousands of
+        questions at once).
+
+        >>> index = NgramIndex.build(["退款期限为十四天", "十四天内可以退款", "发票"])
+        >>> index.candidates_many(["退款期限是几天", "发票"], min_share=0.1) == [
+        ...     index.candidates("退款期限是几天", min_share=0.1), index.candidates("发票", min_share=0.1)]
+        True
+        """
+        asker, queried = _distinct_grams(texts, self.n)
+        counts = np.bincount(asker.astype(np.int64), minlength=len(texts))
+        found: list[list[tuple[int, float]]] = [[] for _ in texts]
+        if not len(queried):
+            return found
+        distinct, back = np.unique(queried, return_inverse=True)   # each gram searched once, in order
+        lo = np.searchsorted(self._grams, distinct, side="left")[back]
+        width = np.searchsorted(self._grams, distinct, side="right")[back] - lo
+        keep = (width > 0) & (width <= max_postings)
+        lo, width, asker = lo[keep], width[keep], asker[keep]
+        if not len(width):
+            return found
+        ends = np.cumsum(width)
+        at = np.arange(ends[-1], dtype=np.int64) - np.repeat(ends - width - lo, width)   # every posting, in place
+        pairs = (np.repeat(asker, width) << np.uint64(TEXT_BITS)) | (self.keys[at] & _TEXT_MASK)
+        pairs, shared = np.unique(pairs, return_counts=True)
+        who = (pairs >> np.uint64(TEXT_BITS)).astype(np.int64)
+        share = shared / counts[who]
+        keep = share >= min_share
+        who, where, share = who[keep], (pairs[keep] & _TEXT_MASK).astype(np.int64), share[keep]
+        order = np.lexsort((where, -share, who))   # per text: best share first, then position
+        who, where, share = who[order], where[order], share[order]
+        bounds = np.searchsorted(who, np.arange(len(texts) + 1))
+        for n in np.flatnonzero(bounds[1:] > bounds[:-1]):
+            a, b = bounds[n], min(bounds[n + 1], bounds[n] + limit)
+            found[n] = [(int(p), float(s)) for p, s in zip(where[a:b], share[a:b])]
+        return found
+
+
+def _distinct_grams(texts: Sequence[str], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (text number, gram hash) of each distinct gram of each text, hashed all at once."""
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    hashes = gram_hashes(_codes("".join(texts)), n)
+    owner = np.repeat(np.arange(len(texts), dtype=np.uint64), lengths)[: len(hashes)]
+    ends = np.repeat(np.cumsum(lengths), lengths)[: len(hashes)]
+    inside = (np.arange(len(hashes)) + n) <= ends   # grams that do not cross into the next text
+    pairs = _sorted_unique((owner[inside] << np.uint64(40)) | hashes[inside])
+    return pairs >> np.uint64(40), pairs & np.uint64((1 << 40) - 1)
+
 
 POSITION_BITS = 32
 # Share of a dense-stretch bound that GramPositions.dense may give up to skip the query's most common

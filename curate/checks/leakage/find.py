@@ -73,6 +73,7 @@ from curate.text.normalize import KEPT_SYMBOLS, fold, fold_with_map
 from curate.text.sentences import sentence_spans
 
 KINDS = ("question_in_kb", "qa_pair_in_kb", "answer_in_kb", "split_leak")
+MIN_SHARE = 0.3   # share of a question's (an answer's) 4-grams a chunk must hold to be verified
 
 
 @dataclass
@@ -116,9 +117,11 @@ class _Matcher:
         self.skip_docs = skip_docs
         self.settings = settings
 
-    def find(self, needle: str, threshold: float, exclude: set[int] = frozenset()) -> list[tuple[list[int], float, str]]:
+    def find(self, needle: str, threshold: float, exclude: set[int] = frozenset(),
+             candidates: Sequence[int] | None = None) -> list[tuple[list[int], float, str]]:
         """Return ([chunk positions], score, folded matched text) of every copy above threshold: in one
-        chunk, or across a chunk and the next one of its document when neither holds it alone."""
+        chunk, or across a chunk and the next one of its document when neither holds it alone. The chunks
+        verified: `candidates` (positions, best first), else the index's own best for the needle."""
         folded, chunks, neighbours = self.index.folded, self.index.chunks, self.index.neighbours
         found = []
         seen: set[tuple[int, ...]] = set()
@@ -135,7 +138,10 @@ class _Matcher:
             ok = score >= threshold and _says_the_same(needle, folded[position], score, start, end)
             return (score, folded[position][start:end]) if ok else None
 
-        for position, _ in self.index.ngrams.candidates(needle, min_share=0.3, limit=self.settings.candidates):
+        if candidates is None:
+            candidates = [p for p, _ in self.index.ngrams.candidates(needle, min_share=MIN_SHARE,
+                                                                     limit=self.settings.candidates)]
+        for position in candidates:
             hit = alone(position)
             if hit is not None:
                 keep([position], *hit)
@@ -255,7 +261,7 @@ def _stands(item: EvalItem, copy: _Copy, question: str, answer: str, short: bool
 
 
 def _question_leaks(item: EvalItem, own: set[int], taken: bool, index: KBIndex, matcher: _Matcher,
-                    settings: LeakSettings) -> list[tuple[LeakFinding, str]]:
+                    settings: LeakSettings, candidates: Sequence[int] | None = None) -> list[tuple[LeakFinding, str]]:
     """Return the question and QA-pair leaks of one item in an index (a shard's view), by the rules of the
     module docstring, each with the folded sentence holding it; `own` are the positions of its own
     evidence in the index, `taken` whether the question is a plain copy of its evidence."""
@@ -266,7 +272,7 @@ def _question_leaks(item: EvalItem, own: set[int], taken: bool, index: KBIndex, 
     short = short_question(question, item.language, settings)
     phrased = has_question_form(item.question)
     findings = []
-    for places, score, matched in matcher.find(question, settings.question_min):
+    for places, score, matched in matcher.find(question, settings.question_min, candidates=candidates):
         inside = any(p in own for p in places)
         as_question = inside or taken or not phrased
         chosen = next(((copy, stands) for copy in _copies_in(_text_of(index, places), question)
@@ -294,16 +300,19 @@ def _question_leaks(item: EvalItem, own: set[int], taken: bool, index: KBIndex, 
 
 
 def view_leaks(item: EvalItem, own: set[int], taken: bool, answer_extractive: bool, index: KBIndex,
-               matcher: _Matcher, settings: LeakSettings) -> list[tuple[LeakFinding, str]]:
+               matcher: _Matcher, settings: LeakSettings,
+               candidates: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
+               ) -> list[tuple[LeakFinding, str]]:
     """Return the question, QA-pair and answer leaks of one item in an index (a shard's view), each with
     the folded text it copies (the sentence holding a question, the answer): `own`, `taken` as for
-    `_question_leaks`, `answer_extractive` whether the answer is copied from its own evidence."""
-    found = _question_leaks(item, own, taken, index, matcher, settings)
+    `_question_leaks`, `answer_extractive` whether the answer is copied from its own evidence;
+    `candidates` the chunks to verify for the question and for the answer (None: the index's best)."""
+    found = _question_leaks(item, own, taken, index, matcher, settings, candidates[0])
     answer = fold(item.reference_answer or "")
     if not long_form(item.reference_answer, item.language, settings) or answer_extractive:
         return found
     flagged = {tuple(f.chunk_ids) for f, _ in found}
-    for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own):
+    for places, score, matched in matcher.find(answer, settings.answer_min, exclude=own, candidates=candidates[1]):
         chunk_ids = [index.chunks[p].chunk_id for p in places]
         if tuple(chunk_ids) in flagged:
             continue  # already a QA pair there

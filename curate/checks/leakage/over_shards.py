@@ -7,12 +7,14 @@ findings are the same on every engine:
 1. each item's own evidence: the chunks its evidence names (with their duplicate copies in the same
    scope) and the chunks overlapping its spans;
 2. the chunks of the same folded text as those (another copy of the evidence text);
-3. the leaks of every item in each shard (`find.view_leaks`), its own evidence and whether its question
-   and answer are copied from that evidence decided over the whole snapshot.
+   with, beside it, each question's and long answer's best candidate chunks in each shard (by the share of
+   their 4-grams), of which the best `LeakSettings.candidates` over every shard are kept;
+3. the leaks of every item in each shard (`find.view_leaks`): those candidates verified where they are, its
+   own evidence and whether its question and answer are copied from that evidence decided over the whole
+   snapshot.
 
 A snapshot in one shard (under 10,000 chunks) is checked in this process, as it always was. Over many
-shards, each question's and answer's best `LeakSettings.candidates` chunks are verified in each shard
-(in one index, in the whole snapshot): more candidates, never fewer.
+shards the same chunks are verified as in one index of the whole snapshot, so the findings are the same.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from curate.checks.leakage.accept import where_fingerprint
-from curate.checks.leakage.find import LeakSettings, Own, extractive, long_form, matcher, taken_from_evidence, view_leaks
+from curate.checks.leakage.find import (MIN_SHARE, LeakSettings, Own, extractive, long_form, matcher,
+                                        taken_from_evidence, view_leaks)
 from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
 from curate.index.shard_index import ShardIndex, build_lexical, shard_views
@@ -58,15 +63,46 @@ def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings, 
               for item, ids in zip(items, direct)]
     found = _own_chunks([hit for part in run(_evidence_chunks, wanted) for hit in part], direct, copies, len(items))
     texts = [{folded for _, folded in own.values()} for own in found]
-    for part in run(_same_text, texts):
+    needles = _needles(items, settings)
+    parts = run(_same_text_and_candidates, (texts, [needle for _, _, needle in needles], settings.candidates))
+    for part, _ in parts:
         for number, position, text, folded in part:
             found[number].setdefault(position, (text, folded))
+    best = _best(np.concatenate([c for _, c in parts]), len(needles), settings.candidates)
+    candidates: list[list[list[int] | None]] = [[None, None] for _ in items]
+    for (number, which, _), positions in zip(needles, best):
+        candidates[number][which] = positions
     owns = [Own(set(own), [own[p] for p in sorted(own)]) for own in found]
     taken = [taken_from_evidence(item, own, settings) for item, own in zip(items, owns)]
     copied = [long_form(item.reference_answer, item.language, settings)
               and extractive(item, fold(item.reference_answer or ""), own, settings) for item, own in zip(items, owns)]
-    shared = (list(items), settings, set(skip_docs), [own.positions for own in owns], taken, copied, views == 1)
+    shared = (list(items), settings, set(skip_docs), [own.positions for own in owns], taken, copied, candidates,
+              views == 1)
     return _one_per_copy([hit for part in run(_view_leaks, shared) for hit in part])
+
+
+def _needles(items: Sequence[EvalItem], settings: LeakSettings) -> list[tuple[int, int, str]]:
+    """Return (item number, 0 for its question or 1 for its answer, folded text) of every text searched for:
+    questions of at least `question_min_chars` folded characters, long-form answers."""
+    needles = []
+    for number, item in enumerate(items):
+        question = fold(item.question)
+        if len(question) >= settings.question_min_chars:
+            needles.append((number, 0, question))
+        if long_form(item.reference_answer, item.language, settings):
+            needles.append((number, 1, fold(item.reference_answer or "")))
+    return needles
+
+
+def _best(found: np.ndarray, count: int, limit: int) -> list[list[int]]:
+    """Return, for each of `count` needles, the snapshot positions of its `limit` best candidates over every
+    shard (rows of `found`: needle, position, share), by share then position: what one index of the whole
+    snapshot verifies."""
+    needle, position, share = found[:, 0].astype(np.int64), found[:, 1].astype(np.int64), found[:, 2]
+    order = np.lexsort((position, -share, needle))
+    needle, position = needle[order], position[order]
+    starts = np.searchsorted(needle, np.arange(count + 1))
+    return [position[a:min(b, a + limit)].tolist() for a, b in zip(starts[:-1], starts[1:])]
 
 
 def _runner(index: KBIndex, views: int, engine: Engine) -> Run:
@@ -130,31 +166,45 @@ def _evidence_chunks(view: KBIndex, wanted: list[_Wanted]) -> list[tuple]:
     return hits
 
 
-def _same_text(view: KBIndex, texts: list[set[str]]) -> list[tuple]:
+def _same_text_and_candidates(view: KBIndex, shared: tuple) -> tuple[list[tuple], np.ndarray]:
     """Pass 2: (item number, snapshot position, text, folded text) of this view's own chunks whose folded text
-    is that of one of an item's evidence chunks."""
+    is that of one of an item's evidence chunks; and the `limit` best candidates of each needle among its own
+    chunks (rows: needle, snapshot position, share of the needle's 4-grams)."""
+    texts, needles, limit = shared
     wanted: dict[str, list[int]] = {}
     for number, folded_texts in enumerate(texts):
         for folded in folded_texts:
             wanted.setdefault(folded, []).append(number)
-    return [(number, view.global_position(position), view.chunks[position].text, folded)
+    same = [(number, view.global_position(position), view.chunks[position].text, folded)
             for position, folded in enumerate(view.folded[:view.size]) if folded in wanted for number in wanted[folded]]
+    rows = [(n, view.global_position(p), share)
+            for n, found in enumerate(view.ngrams.candidates_many(needles, min_share=MIN_SHARE, limit=limit))
+            for p, share in found]
+    return same, np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 def _view_leaks(view: KBIndex, shared: tuple) -> list[tuple]:
     """Pass 3: (item number, finding, the text it copies, snapshot positions of its chunks) of every leak
     in this view."""
-    items, settings, skip_docs, owns, taken, copied, alone = shared
+    items, settings, skip_docs, owns, taken, copied, candidates, alone = shared
     find = matcher(view, skip_docs, settings)
     hits = []
     shown = progress(list(enumerate(items)), "checking leakage", unit="item") if alone else enumerate(items)
     for number, item in shown:
         own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
-        for finding, text in view_leaks(item, own, taken[number], copied[number], view, find, settings):
+        mine = tuple(None if positions is None else _own_of(view, positions) for positions in candidates[number])
+        for finding, text in view_leaks(item, own, taken[number], copied[number], view, find, settings, mine):
             places = [view.position[c] for c in finding.chunk_ids]
             finding.where_sha256 = where_fingerprint([view.chunks[p] for p in places])
             hits.append((number, finding, text, [view.global_position(p) for p in places]))
     return hits
+
+
+def _own_of(view: KBIndex, positions: list[int]) -> list[int]:
+    """Return the positions in this view of the candidates among its own chunks (each chunk is verified by
+    the one shard that holds it), in their order."""
+    local = (view.in_view(g) for g in positions)
+    return [p for p in local if p is not None and p < view.size]
 
 
 def _one_per_copy(hits: list[tuple]) -> list[LeakFinding]:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from curate.index.ngrams import GramPositions
+from curate.index.ngrams import GramPositions, NgramIndex
 
 
 def _capped_counts(text: str, query: str, n: int, width: int) -> list[int]:
@@ -50,3 +50,16 @@ def test_a_query_sharing_no_gram_finds_nothing():
     assert GramPositions.build("港珠澳大桥于2018年开通", n=3).dense("完全无关的句子", width=5, at_least=1).tolist() == []
     with pytest.raises(ValueError):
         GramPositions.build("abc", n=2).dense("ab", width=2, at_least=0)
+
+
+def test_candidates_looked_up_together_are_each_texts_own():
+    from curate.text.normalize import fold
+
+    from tests.support.many_chunks import many_chunks
+
+    chunks, items, _ = many_chunks(3_000)
+    index = NgramIndex.build([fold(c.text) for c in chunks])
+    needles = [fold(i.question) for i in items] + [fold(i.reference_answer) for i in items] + ["", "ab", "四个字符"]
+    for share, limit, postings in ((0.3, 30, 200_000), (0.0, 5, 200_000), (0.5, 1000, 20)):
+        assert index.candidates_many(needles, min_share=share, limit=limit, max_postings=postings) == [
+            index.candidates(n, min_share=share, limit=limit, max_postings=postings) for n in needles]
