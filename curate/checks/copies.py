@@ -20,54 +20,24 @@ differs between its members, and a wrong one can be undone (`undo`): it is never
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel, LCSseq
 
 from curate.checks.clusters import Edge, clusters
-from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE, compare, edits
+from curate.checks.copy_pairs import (APART, EXACT, NEAR, Judged, Piece, Rules, compared_text, headings, judge,
+                                     text_difference)
+from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE
+from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
-from curate.index.minhash import candidate_pairs, signatures
-from curate.kb.scope_fields import scope_difference, scope_key
+from curate.index.minhash import band_hashes, band_pairs, signatures
+from curate.index.shard_index import map_views, shard_views
+from curate.kb.scope_fields import scope_key
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
-from curate.text.normalize import fold, fold_with_map, normalize
-from curate.text.salient import salient_difference
 
-_HEADING_LINE = re.compile(r"\s{0,3}#{1,6}[ \t]+\S")
-
-
-def text_difference(a: str, b: str, limit: int = 3, width: int = 24) -> str:
-    """Return where two texts differ, as up to `limit` replacements "old → new".
-
-    >>> text_difference("本文列出所有错误码", "本页列出所有错误码")
-    "'文' → '页'"
-    """
-    parts = [f"{a[i1:i2][:width]!r} → {b[j1:j2][:width]!r}" for i1, i2, j1, j2 in edit_runs(a, b)]
-    if not parts:
-        return "identical text"
-    return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
-
-
-def edit_runs(a: str, b: str) -> list[list[int]]:
-    """Return where two texts differ: [a start, a end, b start, b end] of each run of edits (adjacent
-    deletions and insertions joined), by rapidfuzz's alignment (difflib's takes seconds on two
-    7,000-character chunks).
-
-    >>> edit_runs("LG-4031 in 30 days", "LG-4032 in 60 days")
-    [[6, 7, 6, 7], [11, 12, 11, 12]]
-    """
-    changes: list[list[int]] = []
-    for op in Indel.opcodes(a, b):
-        if op.tag == "equal":
-            continue
-        if changes and changes[-1][1] == op.src_start and changes[-1][3] == op.dest_start:
-            changes[-1][1], changes[-1][3] = op.src_end, op.dest_end
-        else:
-            changes.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
-    return changes
+BATCH = 20_000   # pairs judged per task of an engine
 
 
 def group_id(chunk_ids: Iterable[str]) -> str:
@@ -76,154 +46,258 @@ def group_id(chunk_ids: Iterable[str]) -> str:
 
 
 def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequence[str]] = (),
-                 ) -> tuple[list[ChunkGroup], list[WithheldPair]]:
+                 engine: Engine | None = None) -> tuple[list[ChunkGroup], list[WithheldPair]]:
     """Return the groups of duplicate chunks (exact after folding, or near: MinHash LSH candidates
     with a rapidfuzz ratio of at least `near_min`, saying the same in numbers, dates, versions, codes
     and negations) and the near pairs withheld because they do not. Pairs inside a group the user
-    undid are never joined again."""
-    chunks = index.chunks
-    # chunks are compared without their Markdown headings (a page's title before its first section
-    # is no text of the section); the headings are compared apart, for what they say (a version)
-    heads = [_headings(c.text) for c in chunks]
-    bodies = [_body(c.text) if head else c.text for c, head in zip(chunks, heads)]
-    folded = [fold(body) if head else known for body, head, known in zip(bodies, heads, index.folded)]
-    ids = [c.chunk_id for c in chunks]
-    refused = [set(members) for members in undone]
-    # one key per scope (None: everyone, always); an unscoped snapshot compares nothing more
-    scopes = [scope_key(c.scope) for c in chunks] if any(c.scope is not None for c in chunks) else None
-
-    def allowed(a: int, b: int) -> bool:
-        return not any(ids[a] in members and ids[b] in members for members in refused)
-
+    undid are never joined again. A snapshot in many shards is sketched and judged on `engine` (default:
+    the local engine); the groups are the same on every engine and in one view."""
+    engine = engine or (LocalEngine() if shard_views(index) > 1 else None)
+    sketches = map_views(index, engine, _sketch, None, f"finding copies in {index.snapshot_id}")
+    rules = Rules(near_min, tuple(frozenset(members) for members in undone), any(s.scoped for s in sketches), {})
+    actions = _actions(sketches)
+    del sketches
+    pieces = _pieces(index, engine, actions)
     edges: list[Edge] = []
     withheld: list[WithheldPair] = []
+    again = _Again(actions)
+    while len(actions):
+        outcomes = _judged(index, engine, actions, pieces, rules)
+        for n in sorted(outcomes):
+            edges += outcomes[n][0]
+            withheld += outcomes[n][1]
+        actions = again.after(actions, outcomes)
+    return _groups(edges, pieces), withheld
 
-    def apart(a: int, b: int, score: float) -> bool:
-        """Withhold a pair whose scopes differ (and say so); return whether it was."""
-        if scopes is None or scopes[a] == scopes[b]:
-            return False
-        withheld.append(WithheldPair(a=ids[a], b=ids[b], score=round(score, 1), why="scope",
-                                     differs=scope_difference(chunks[a].scope, chunks[b].scope)))
-        return True
 
-    def consider(a: int, b: int, method: str, score: float, set_aside: tuple[list, list] = ([], [])) -> None:
-        if not allowed(a, b) or apart(a, b, score):
-            return
-        # boilerplate set aside is not compared (a footer's "© 2024" is no number of the page), nor
-        # segmentation spaces ("十 万 匹" is "十万匹")
-        differs = salient_difference(normalize(_without(bodies[a], set_aside[0])),
-                                     normalize(_without(bodies[b], set_aside[1])))
-        if differs is None and (heads[a] or heads[b]):
-            differs = salient_difference(normalize(heads[a]), normalize(heads[b]))
-        if differs is None:
-            edges.append(Edge(ids[a], ids[b], method, score))
-        else:
-            withheld.append(WithheldPair(a=ids[a], b=ids[b], score=score, differs=differs))
+@dataclass
+class _Sketch:
+    """What a shard tells of its own chunks: the digest of each one's compared text (empty: no text), its
+    scope (a code into `scopes`, the shard's distinct scope keys), and the hashes of its MinHash bands."""
 
-    first: dict[str, int] = {}                  # folded text -> its first chunk
-    first_scoped: dict[tuple, int] = {}         # (folded text, scope) -> its first chunk, when scoped
-    unique: list[int] = []
-    for position, text in enumerate(folded):
-        if not text:
-            continue
+    digests: np.ndarray
+    empty: np.ndarray
+    codes: np.ndarray
+    scopes: list
+    scoped: bool
+    bands: np.ndarray
+
+
+def _sketch(view: KBIndex, _: Any = None) -> _Sketch:
+    keys: dict[Any, int] = {}
+    digests, empty, codes, scoped = [], [], [], False
+    for position in range(view.size):
+        chunk = view.chunks[position]
+        text = compared_text(chunk.text) if headings(chunk.text) else view.folded[position]
+        digests.append(hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())
+        empty.append(not text)
+        codes.append(keys.setdefault(scope_key(chunk.scope), len(keys)))
+        scoped = scoped or chunk.scope is not None
+    return _Sketch(np.array(digests, dtype="S16").reshape(-1), np.array(empty, dtype=bool),
+                   np.array(codes, dtype=np.int32), list(keys), scoped, band_hashes(signatures(view.ngrams, view.size)))
+
+
+KINDS = (EXACT, APART, NEAR)
+
+
+@dataclass
+class _Actions:
+    """The pairs to judge, in order: what to judge each for (a number into KINDS) and its two snapshot
+    positions."""
+
+    kinds: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def batch(self, numbers: np.ndarray) -> list[tuple[str, int, int]]:
+        return [(KINDS[k], a, b) for k, a, b in zip(self.kinds[numbers].tolist(), self.a[numbers].tolist(),
+                                                     self.b[numbers].tolist())]
+
+
+def _actions(sketches: list[_Sketch]) -> _Actions:
+    """Return the pairs to judge, in the order one index of the snapshot judges them: each chunk after the
+    first of its text (and scope) against that first, then the near candidates among the first of each."""
+    codes: dict[Any, int] = {}
+    scope = np.concatenate([np.zeros(0, dtype=np.int64)] + [
+        np.array([codes.setdefault(key, len(codes)) for key in s.scopes], dtype=np.int64)[s.codes]
+        for s in sketches if len(s.codes)]).tolist()
+    scoped = any(s.scoped for s in sketches)
+    digests = np.concatenate([s.digests for s in sketches])
+    empty = np.concatenate([s.empty for s in sketches])
+    kinds: list[int] = []
+    a: list[int] = []
+    b: list[int] = []
+    first: dict[bytes, int] = {}            # text -> its first chunk
+    first_scoped: dict[tuple, int] = {}     # (text, scope) -> its first chunk, when scoped
+    unique = np.zeros(len(digests), dtype=bool)
+    texts = digests.tolist()
+    for position in np.flatnonzero(~empty).tolist():
+        text = texts[position]
         if text not in first:
             first[text] = position
-            unique.append(position)
-            if scopes is not None:
-                first_scoped[text, scopes[position]] = position
-        elif scopes is None:
-            consider(first[text], position, "exact", 100.0)   # folding drops punctuation: "3.2" folds like "32"
-        elif (text, scopes[position]) in first_scoped:
-            consider(first_scoped[text, scopes[position]], position, "exact", 100.0)
+            unique[position] = True
+            if scoped:
+                first_scoped[text, scope[position]] = position
+            continue
+        if not scoped:
+            kind, earlier = 0, first[text]   # EXACT: folding drops punctuation, "3.2" folds like "32"
+        elif (text, scope[position]) in first_scoped:
+            kind, earlier = 0, first_scoped[text, scope[position]]
         else:
-            # the same text in another scope: said apart from the text's first chunk once; the first of
-            # each scope joins its own exact copies, and is compared for near ones
-            first_scoped[text, scopes[position]] = position
-            unique.append(position)
-            if allowed(first[text], position):
-                apart(first[text], position, 100.0)
-    signature = signatures(index.ngrams, len(folded))
-    keep = np.zeros(len(folded), dtype=bool)
-    keep[unique] = True
-    signature[~keep] = np.iinfo(np.uint64).max
-    boilerplate = _Boilerplate(index)
-    for a, b in sorted(candidate_pairs(signature)):
-        if not allowed(a, b) or folded[a] == folded[b]:   # one text in two scopes: said above
-            continue
-        score = fuzz.ratio(folded[a], folded[b])
-        if score < near_min and not _nearly_contained(folded[a], folded[b]):
-            continue
-        if score >= near_min and apart(a, b, score):
-            continue
-        comparison = compare(folded[a], folded[b], boilerplate.holds)
-        if comparison.relation != "copy":
-            if score >= near_min:   # alike enough to pass for copies: say why they are not
-                withheld.append(WithheldPair(a=ids[a], b=ids[b], score=round(score, 1), differs=comparison.why(),
-                                             why=comparison.relation))
-        elif comparison.score >= near_min:
-            consider(a, b, "near", comparison.score, (comparison.set_aside_a, comparison.set_aside_b))
-    position = {chunk_id: n for n, chunk_id in enumerate(ids)}
+            # the same text in another scope: said apart from the text's first chunk once; the first of each
+            # scope joins its own exact copies, and is compared for near ones
+            first_scoped[text, scope[position]] = position
+            unique[position] = True
+            kind, earlier = 1, first[text]   # APART
+        kinds.append(kind)
+        a.append(earlier)
+        b.append(position)
+    del first, first_scoped, texts
+    pairs = band_pairs(np.concatenate([s.bands for s in sketches]), unique)
+    pairs = pairs[digests[pairs[:, 0]] != digests[pairs[:, 1]]]   # one text in two scopes: said above
+    return _Actions(np.array(kinds + [2] * len(pairs), dtype=np.int8), np.concatenate([np.array(a, dtype=np.int64), pairs[:, 0]]),
+                    np.concatenate([np.array(b, dtype=np.int64), pairs[:, 1]]))
+
+
+class _Again:
+    """What to judge again after a round. The exact copies of one text withheld from its first chunk (a number
+    or a heading that differs) are compared with the first of them, which stands for the text from then on:
+    two copies that agree are joined whatever chunk came first (a page under a "2026" heading must not keep
+    the page's plain copies apart), and the near candidates of the text's first chunk are compared with it."""
+
+    def __init__(self, first: _Actions):
+        near = first.kinds == 2
+        self.near_a, self.near_b = first.a[near], first.b[near]
+        self.stands: dict[int, list[int]] = {}   # a text's first chunk -> the copies that stand for it after it
+        self.root: dict[int, int] = {}           # such a copy -> the text's first chunk
+
+    def after(self, actions: _Actions, outcomes: dict[int, tuple[list[Edge], list[WithheldPair]]]) -> _Actions:
+        held: dict[int, list[int]] = {}
+        for n, (found, refused) in outcomes.items():
+            if actions.kinds[n] == 0 and refused and not found:
+                held.setdefault(int(actions.a[n]), []).append(int(actions.b[n]))
+        exact, new = [], {}
+        for earlier in sorted(held):
+            copies = sorted(held[earlier])
+            root = self.root.get(earlier, earlier)
+            self.root[copies[0]] = root
+            self.stands.setdefault(root, []).append(copies[0])
+            new[copies[0]] = root
+            exact += [(copies[0], other) for other in copies[1:]]
+        roots = np.array(sorted(set(new.values())), dtype=np.int64)
+        touched = np.isin(self.near_a, roots) | np.isin(self.near_b, roots)
+        near = sorted({(min(p, q), max(p, q)) for x, y in zip(self.near_a[touched].tolist(), self.near_b[touched].tolist())
+                       for p in [x, *self.stands.get(x, [])] for q in [y, *self.stands.get(y, [])]
+                       if p in new or q in new})
+        pairs = exact + near
+        return _Actions(np.array([0] * len(exact) + [2] * len(near), dtype=np.int8),
+                        np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64))
+
+
+def _pieces(index: KBIndex, engine: Engine | None, actions: _Actions) -> dict[int, Piece]:
+    """Return what the judge reads of each chunk the actions name, by snapshot position, read by its shard."""
+    wanted = np.unique(np.concatenate([actions.a, actions.b]))
+    found: dict[int, Piece] = {}
+    for part in map_views(index, engine, _own_pieces, wanted, f"reading copies in {index.snapshot_id}"):
+        found.update(part)
+    return found
+
+
+def _own_pieces(view: KBIndex, wanted: np.ndarray) -> dict[int, Piece]:
+    first = view.global_position(0) if view.size else 0
+    lo, hi = np.searchsorted(wanted, [first, first + view.size])
+    pieces = {}
+    for g in wanted[lo:hi].tolist():
+        chunk = view.chunks[g - first]
+        pieces[g] = Piece(chunk.chunk_id, chunk.text, chunk.scope)
+    return pieces
+
+
+def _judged(index: KBIndex, engine: Engine | None, actions: _Actions, pieces: dict[int, Piece],
+            rules: Rules) -> dict[int, tuple[list[Edge], list[WithheldPair]]]:
+    """Return the outcome of every action that found something, by its number: judged in batches (on `engine`
+    over many shards: the actions and pieces sent to each worker once, each task a range of them), the pairs
+    that asked about runs not known judged again once the shards have said which are boilerplate."""
+    found: dict[int, tuple[list[Edge], list[WithheldPair]]] = {}
+    todo = np.arange(len(actions))
+    while len(todo):
+        batches = [todo[at:at + BATCH] for at in range(0, len(todo), BATCH)]
+        shared = (actions, pieces, rules)
+        if engine is None:
+            results = [_judge_batch(batch, shared) for batch in batches]
+        else:
+            results = engine.map(_judge_batch, batches, shared=shared, label=f"judging copies in {index.snapshot_id}",
+                                 unit="batch")
+        pending: list[int] = []
+        asked: set[str] = set()
+        for outcomes, left, runs in results:
+            found.update(outcomes)
+            pending += left
+            asked |= runs
+        todo = np.array(pending, dtype=np.int64)
+        runs = sorted(asked - rules.known.keys())
+        if len(todo) and not runs:
+            raise RuntimeError("pairs left pending with every run they asked about known")
+        if runs:
+            known = {**rules.known, **_boilerplate(index, engine, runs)}
+            rules = Rules(rules.near_min, rules.refused, rules.scoped, known)
+    return found
+
+
+def _judge_batch(numbers: np.ndarray, shared: tuple[_Actions, dict[int, Piece], Rules],
+                 ) -> tuple[dict[int, tuple[list[Edge], list[WithheldPair]]], list[int], set[str]]:
+    """Judge the actions `numbers`; return the outcomes that found something, the actions left pending and the
+    runs they asked about."""
+    actions, pieces, rules = shared
+    batch = actions.batch(numbers)
+    judged = judge(batch, {p: pieces[p] for _, a, b in batch for p in (a, b)}, rules)
+    found = {n: outcome for n, outcome in zip(numbers.tolist(), judged.outcomes) if outcome and (outcome[0] or outcome[1])}
+    return found, [n for n, outcome in zip(numbers.tolist(), judged.outcomes) if outcome is None], judged.asked
+
+
+def _boilerplate(index: KBIndex, engine: Engine | None, runs: list[str]) -> dict[str, bool]:
+    """Return whether each run is boilerplate: at least BOILERPLATE_DOCS documents of the snapshot hold it at
+    the start or the end of a chunk (a header, a footer, a closing "popular questions" block), give or take
+    BOILERPLATE_EDGE folded characters; a sentence quoted in the middle of pages is not."""
+    docs: list[set[str]] = [set() for _ in runs]
+    for part in map_views(index, engine, _edge_docs, runs, f"finding boilerplate in {index.snapshot_id}"):
+        for held, found in zip(docs, part):
+            held |= found
+    return {run: len(held) >= BOILERPLATE_DOCS for run, held in zip(runs, docs)}
+
+
+def _edge_docs(view: KBIndex, runs: list[str]) -> list[set[str]]:
+    """Return, per run, up to BOILERPLATE_DOCS documents of this view's own chunks holding it at an edge."""
+    found = []
+    for run in runs:
+        docs: set[str] = set()
+        for position in view.ngrams.holders_of_rarest(run).tolist():
+            text = view.folded[position]
+            at = text.find(run)
+            if at >= 0 and (at <= BOILERPLATE_EDGE or at + len(run) >= len(text) - BOILERPLATE_EDGE):
+                docs.add(view.doc_of(position))
+                if len(docs) >= BOILERPLATE_DOCS:
+                    break
+        found.append(docs)
+    return found
+
+
+def _groups(edges: list[Edge], chunks: dict[int, Piece]) -> list[ChunkGroup]:
+    """Return the groups the edges form, members in snapshot order, each saying how it differs from the first."""
+    position = {chunk.chunk_id: p for p, chunk in chunks.items()}
+    text = {chunk.chunk_id: chunk.text for chunk in chunks.values()}
     groups = []
     for cluster in clusters(edges, position):
-        head = chunks[position[cluster.members[0]]].text
+        head = text[cluster.members[0]]
         groups.append(ChunkGroup(
             group_id=group_id(cluster.members), chunks=cluster.members,
             method="exact" if all(e.method == "exact" for e in cluster.edges) else "near",
             min_score=min(e.score for e in cluster.edges),
-            differs=[f"{m}: {text_difference(head, chunks[position[m]].text)}" for m in cluster.members[1:]]))
-    return groups, withheld
-
-
-def _headings(text: str) -> str:
-    """Return the Markdown heading lines of a chunk, one a line ('' when it has none)."""
-    return "\n".join(line for line in text.splitlines() if _HEADING_LINE.match(line))
-
-
-def _body(text: str) -> str:
-    """Return a chunk's text without its Markdown heading lines."""
-    return "\n".join(line for line in text.splitlines() if not _HEADING_LINE.match(line)).strip()
-
-
-def _nearly_contained(a: str, b: str) -> bool:
-    """Return whether the shorter of two folded texts lies in the longer but for small edits."""
-    shorter = min(len(a), len(b))
-    return LCSseq.similarity(a, b) >= shorter - edits(shorter)
-
-
-def _without(text: str, folded_spans: list[tuple[int, int]]) -> str:
-    """Return `text` without the stretches that the spans of its folded text cover."""
-    if not folded_spans:
-        return text
-    _, offsets = fold_with_map(text)
-    kept, at = [], 0
-    for start, end in sorted(folded_spans):
-        kept.append(text[at:offsets[start]])
-        at = offsets[end - 1] + 1
-    return "".join(kept) + text[at:]
-
-
-class _Boilerplate:
-    """Says whether a folded text is boilerplate: at least BOILERPLATE_DOCS documents of the snapshot hold it
-    at the start or the end of a chunk (a header, a footer, a closing "popular questions" block), give or
-    take BOILERPLATE_EDGE folded characters; a sentence quoted in the middle of pages is not."""
-
-    def __init__(self, index: KBIndex):
-        self.index = index
-        self.known: dict[str, bool] = {}
-
-    def holds(self, run: str) -> bool:
-        if run not in self.known:
-            folded, chunks = self.index.folded, self.index.chunks
-            docs: set[str] = set()
-            for position, _ in self.index.ngrams.candidates(run, min_share=1.0, limit=len(chunks),
-                                                            max_postings=len(chunks)):
-                at = folded[position].find(run)
-                if at >= 0 and (at <= BOILERPLATE_EDGE or at + len(run) >= len(folded[position]) - BOILERPLATE_EDGE):
-                    docs.add(chunks[position].doc_id)
-                    if len(docs) >= BOILERPLATE_DOCS:
-                        break
-            self.known[run] = len(docs) >= BOILERPLATE_DOCS
-        return self.known[run]
+            differs=[f"{m}: {text_difference(head, text[m])}" for m in cluster.members[1:]]))
+    return groups
 
 
 def write_chunk_groups(index: KBIndex, groups: list[ChunkGroup], withheld: list[WithheldPair], near_min: float,

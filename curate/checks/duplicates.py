@@ -28,9 +28,11 @@ from curate.checks.clusters import Cluster, Edge, clusters
 from curate.checks.copies import chunk_groups, stored_groups, write_chunk_groups
 from curate.dataset import DatasetStore, items_digest
 from curate.dataset.asker import asker_label, scope_key
+from curate.engine import engine_settings
 from curate.errors import InputError
 from curate.index.embeddings import Embed, SemanticPass, no_embedding, semantic_pass
 from curate.index.kb_index import KBIndex
+from curate.index.shard_index import engine_for, shard_views
 from curate.records import (
     UNRELEASED_STATUSES,
     ChunkGroup,
@@ -225,6 +227,9 @@ class DupReport:
     scope_apart: list[Edge] = field(default_factory=list)    # the same question for another asker or moment
     askers: dict[str, str] = field(default_factory=dict)     # item id -> who asks (`asker_label`), for those
     moments: dict[str, str] = field(default_factory=dict)    # item id -> as_of or "latest", for those
+    kb_snapshot: str | None = None                           # the KB snapshot searched (--kb)
+    shards: int = 1                                          # its shards
+    engine: str | None = None                                # where, when in more than one
 
     def write(self, path) -> None:
         """Write the clusters, what --fix rejected and the duplicate chunks (check-dups --report)."""
@@ -366,14 +371,18 @@ def resolve(cluster: Cluster, by_id: dict[str, EvalItem]) -> tuple[dict[str, str
 
 def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: bool = False,
                fuzzy_min: float = 90.0, semantic: bool = True, semantic_min: float | None = None,
-               near_min: float = 90.0, undo: Sequence[str] = (), report: Path | None = None) -> DupReport:
+               near_min: float = 90.0, undo: Sequence[str] = (), report: Path | None = None,
+               engine: str | None = None) -> DupReport:
     """Cluster alike questions of `dataset` (and, with `kb`, duplicate chunks of its snapshot);
     with `fix`, reject form-only duplicates and mark every other alike item for review (`resolve`);
     `semantic_min` None: the embedding model's own threshold; `undo` names duplicate-chunk groups (by
     group id) that are not copies: they are taken apart, taken out of every evidence, and never
-    formed again. With `report`, write the clusters and groups there as JSON."""
+    formed again. With `report`, write the clusters and groups there as JSON. A snapshot in many shards is
+    searched on the engine `engine` names (local, ray, a Ray address), else curate.toml's [engine], else the
+    local engine."""
     if report is not None:
         workspace.refuse_state(report, field="report")
+    chosen = engine_settings(workspace, engine)
     if undo and not kb:
         raise InputError("--undo takes apart duplicate-chunk groups: give --kb too", field="undo")
     for name, value, low, high in (("fuzzy-min", fuzzy_min, 0, 100), ("near-min", near_min, 0, 100),
@@ -415,10 +424,18 @@ def check_dups(workspace: Workspace, *, dataset: str, kb: bool = False, fix: boo
                     raise InputError(f"no duplicate-chunk group {gid} in KB snapshot {index.snapshot_id} "
                                      f"(groups: {', '.join(sorted(known)) or 'none'})", field="undo")
                 undone.append(known[gid])
-            result.chunk_groups, result.withheld = chunk_groups(index, near_min, [g.chunks for g in undone])
+            with engine_for(index, chosen) as running:
+                result.chunk_groups, result.withheld = chunk_groups(index, near_min, [g.chunks for g in undone],
+                                                                    engine=running)
             result.undone = [g.group_id for g in undone]
+            result.kb_snapshot, result.shards = index.snapshot_id, shard_views(index)
+            result.engine = chosen.describe() if result.shards > 1 else None
             write_chunk_groups(index, result.chunk_groups, result.withheld, near_min, undone)
-            result.extended_evidence = extend_evidence(items, index.copies)
+            # groups never join chunks of two scopes: over many shards they are the copies as they are (one
+            # view cuts stored groups to each chunk's scope, for groups written before scopes were)
+            copies = (index.copies if result.shards == 1 else
+                      {c: group.chunks for group in result.chunk_groups for c in group.chunks})
+            result.extended_evidence = extend_evidence(items, copies)
         counts = {"clusters": len(found), "items_in_clusters": sum(len(c.members) for c in found),
                   "label_conflicts": len(result.conflicts), "rejected": len(result.rejected),
                   "review": len(result.review), "unreadable_questions": used.unreadable}

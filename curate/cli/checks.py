@@ -17,6 +17,12 @@ from curate.cli.display import console, short, table
 from curate.dataset import DatasetStore
 
 
+ENGINE_OPTION = click.option(
+    "--engine", metavar="ENGINE", help="Where a KB in many shards (10,000 chunks or more) is searched: local (processes "
+    "on this machine), ray (a Ray started here), or a Ray cluster's address (ray://HOST:10001, HOST:PORT, auto) "
+    "[default: [engine] in curate.toml, else local].")
+
+
 @click.command("check-dups")
 @click.option("--dataset", required=True)
 @click.option("--kb", "kb", is_flag=True, help="Also group duplicate chunks of the dataset's KB snapshot; the "
@@ -32,14 +38,18 @@ from curate.dataset import DatasetStore
 @click.option("--undo", multiple=True, metavar="GROUP_ID", help="With --kb: take apart a duplicate-chunk group "
               "that is not copies (its chunks leave every evidence and are never joined again).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+@ENGINE_OPTION
 @click.pass_context
 def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min: float, semantic_min: float,
-               no_semantic: bool, near_min: float, undo: tuple[str, ...], report_path: Path | None) -> None:
+               no_semantic: bool, near_min: float, undo: tuple[str, ...], report_path: Path | None,
+               engine: str | None) -> None:
     """Cluster duplicate questions (exact, form, fuzzy, semantic) and report label conflicts (exit 1 if any found,
     or if the semantic pass could not run)."""
     report = run_check_dups(workspace_of(ctx), dataset=dataset, kb=kb, fix=fix, fuzzy_min=fuzzy_min,
                             semantic=not no_semantic, semantic_min=semantic_min, near_min=near_min, undo=undo,
-                            report=report_path)
+                            report=report_path, engine=engine)
+    if report.engine:
+        click.echo(f"note: searched {report.shards:,} shards of {report.kb_snapshot} on {report.engine}", err=True)
     if report.semantic and report.semantic.note:
         click.echo(report.semantic.note, err=True)
     out = console()
@@ -121,9 +131,7 @@ def check_dups(ctx: click.Context, dataset: str, kb: bool, fix: bool, fuzzy_min:
               help="Folded characters from which a Chinese answer is long-form.")
 @click.option("--answer-min-chars-en", type=click.IntRange(min=1), default=60, show_default=True,
               help="Folded characters from which an English answer is long-form.")
-@click.option("--engine", metavar="ENGINE", help="Where a KB in many shards (10,000 chunks or more) is searched: "
-              "local (processes on this machine), ray (a Ray started here), or a Ray cluster's address "
-              "(ray://HOST:10001, HOST:PORT, auto) [default: [engine] in curate.toml, else local].")
+@ENGINE_OPTION
 @click.pass_context
 def check_leakage(ctx: click.Context, ref: str, kb: str | None, fix: str | None, allow_docs: tuple[str, ...],
                   accept_items: tuple[str, ...], reason: str | None, accepted_by: str | None,

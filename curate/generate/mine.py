@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
-from curate.checks.copies import edit_runs
+from curate.checks.copy_pairs import edit_runs
 from curate.generate.passages import ChunkPassage, chunk_passages, passage
 from curate.index.minhash import candidate_pairs, signatures
 from curate.index.ngrams import NgramIndex

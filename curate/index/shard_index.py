@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
 
-from curate.engine import Engine, pending
+from curate.engine import Engine, EngineSettings, open_engine, pending
 from curate.errors import CurateError
 from curate.index.kb_index import BRIDGE, LEXICAL_VERSION, KBIndex
 from curate.index.ngrams import NgramIndex
@@ -25,6 +27,8 @@ from curate.kb.shards import NONE, ShardRows, foreign_positions, neighbour_posit
 from curate.records import Chunk, LexicalIndexMeta
 from curate.text.normalize import fold
 from curate.workspace import Workspace
+
+R = TypeVar("R")
 
 
 class _ViewChunks(Sequence):
@@ -187,3 +191,34 @@ def build_lexical(index: KBIndex, engine: Engine) -> tuple[int, int]:
     left, done = pending(tasks, lambda task: ShardIndex(*task).lexical_done)
     engine.map(_index_shard, left, label=f"indexing {index.snapshot_id}")
     return len(left), done
+
+
+def map_views(index: KBIndex, engine: Engine | None, fn: Callable[[KBIndex, Any], R], shared: Any,
+              label: str) -> list[R]:
+    """Return fn(view, shared) of each view of a snapshot in shard order: of the index itself when it is one
+    view (in this process), else of each shard's `ShardIndex` on `engine` (its lexical index built first)."""
+    count = shard_views(index)
+    if count == 1:
+        return [fn(index, shared)]
+    build_lexical(index, engine)
+    tasks = [((index.workspace, index.snapshot_id, number), fn) for number in range(count)]
+    return engine.map(_in_view, tasks, shared=shared, label=label)
+
+
+def _in_view(task: tuple, shared: Any = None) -> Any:
+    (workspace, snapshot_id, number), fn = task
+    return fn(ShardIndex(workspace, snapshot_id, number), shared)
+
+
+@contextmanager
+def engine_for(index: KBIndex, settings: EngineSettings) -> Iterator[Engine | None]:
+    """Open the engine `settings` name for a snapshot in many shards (None for one view: no worker starts),
+    closed on leaving."""
+    if shard_views(index) == 1:
+        yield None
+        return
+    running = open_engine(settings, max(s.chunks for s in index.store.shards(index.snapshot_id)))
+    try:
+        yield running
+    finally:
+        running.close()

@@ -1,6 +1,6 @@
 """The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
-one finds; 100,000 chunks give the same findings and the same index files on the local engine and on a
-local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+one finds; 100,000 chunks give the same findings, duplicate-chunk groups and index files on the local engine
+and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
 says where it searched."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from curate.checks.copies import chunk_groups
 from curate.checks.leakage.find import LeakSettings
 from curate.checks.leakage.over_shards import kb_leaks
 from curate.engine import EngineSettings, LocalEngine, open_engine
@@ -61,14 +62,19 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     assert _write(there, chunks, shard_size=10_000) == snapshot
     del chunks
     local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
+    local_copies = chunk_groups(KBIndex(here, snapshot), engine=LocalEngine(2))
     engine = open_engine(EngineSettings("ray", ray_address))
     try:
         assert engine.workers == 2
         on_ray = kb_leaks(items, KBIndex(there, snapshot), LeakSettings(), set(), engine=engine)
+        copies_on_ray = chunk_groups(KBIndex(there, snapshot), engine=engine)
     finally:
         engine.close()
     assert leaked <= {f.item_id for f in local} and len(local) >= len(leaked)
     assert _dump(on_ray) == _dump(local)
+    # copy detection: the same groups and withheld pairs (thousands of each: sentences recombined)
+    assert len(local_copies[0]) > 1_000 and len(local_copies[1]) > 100
+    assert [_dump(part) for part in copies_on_ray] == [_dump(part) for part in local_copies]
     files = _index_files(here, snapshot)
     assert len(files) == 2 * 10 and _index_files(there, snapshot) == files   # folded texts and n-gram keys
 
