@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from curate.checks.clusters import Edge, clusters
-from curate.checks.copy_pairs import (APART, EXACT, NEAR, Judged, Piece, Rules, compared_text, headings, judge,
-                                     text_difference)
+from curate.checks.copy_pairs import APART, EXACT, NEAR, Piece, Rules, judge, text_difference
+from curate.checks.copy_sketch import Sketch, sketch
 from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE
 from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
-from curate.index.minhash import band_hashes, band_pairs, signatures
+from curate.index.minhash import band_pairs
 from curate.index.shard_index import map_views, shard_views
 from curate.kb.scope_fields import scope_key
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
@@ -53,7 +53,7 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     undid are never joined again. A snapshot in many shards is sketched and judged on `engine` (default:
     the local engine); the groups are the same on every engine and in one view."""
     engine = engine or (LocalEngine() if shard_views(index) > 1 else None)
-    sketches = map_views(index, engine, _sketch, None, f"finding copies in {index.snapshot_id}")
+    sketches = map_views(index, engine, sketch, None, f"finding copies in {index.snapshot_id}")
     rules = Rules(near_min, tuple(frozenset(members) for members in undone), any(s.scoped for s in sketches), {})
     actions = _actions(sketches)
     del sketches
@@ -68,33 +68,6 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
             withheld += outcomes[n][1]
         actions = again.after(actions, outcomes)
     return _groups(edges, pieces), withheld
-
-
-@dataclass
-class _Sketch:
-    """What a shard tells of its own chunks: the digest of each one's compared text (empty: no text), its
-    scope (a code into `scopes`, the shard's distinct scope keys), and the hashes of its MinHash bands."""
-
-    digests: np.ndarray
-    empty: np.ndarray
-    codes: np.ndarray
-    scopes: list
-    scoped: bool
-    bands: np.ndarray
-
-
-def _sketch(view: KBIndex, _: Any = None) -> _Sketch:
-    keys: dict[Any, int] = {}
-    digests, empty, codes, scoped = [], [], [], False
-    for position in range(view.size):
-        chunk = view.chunks[position]
-        text = compared_text(chunk.text) if headings(chunk.text) else view.folded[position]
-        digests.append(hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())
-        empty.append(not text)
-        codes.append(keys.setdefault(scope_key(chunk.scope), len(keys)))
-        scoped = scoped or chunk.scope is not None
-    return _Sketch(np.array(digests, dtype="S16").reshape(-1), np.array(empty, dtype=bool),
-                   np.array(codes, dtype=np.int32), list(keys), scoped, band_hashes(signatures(view.ngrams, view.size)))
 
 
 KINDS = (EXACT, APART, NEAR)
@@ -117,12 +90,12 @@ class _Actions:
                                                      self.b[numbers].tolist())]
 
 
-def _actions(sketches: list[_Sketch]) -> _Actions:
+def _actions(sketches: list[Sketch]) -> _Actions:
     """Return the pairs to judge, in the order one index of the snapshot judges them: each chunk after the
     first of its text (and scope) against that first, then the near candidates among the first of each."""
     codes: dict[Any, int] = {}
     scope = np.concatenate([np.zeros(0, dtype=np.int64)] + [
-        np.array([codes.setdefault(key, len(codes)) for key in s.scopes], dtype=np.int64)[s.codes]
+        np.array([codes.setdefault(scope_key(scope), len(codes)) for scope in s.scopes], dtype=np.int64)[s.codes]
         for s in sketches if len(s.codes)]).tolist()
     scoped = any(s.scoped for s in sketches)
     digests = np.concatenate([s.digests for s in sketches])

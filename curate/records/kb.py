@@ -177,6 +177,18 @@ class LexicalIndexMeta(VersionedRecord):
     snapshot: str = Field(description="Snapshot id.")
 
 
+class CopySketchMeta(VersionedRecord):
+    """kb/index/ID/.../sketch/meta.json: what `check-dups --kb` found out about the chunks of one shard (or of a
+    snapshot in one shard) before comparing any pair; sketch.npz beside it holds, per chunk, the digest of its
+    compared text, whether it has none, its scope (a number into `scopes`) and the hashes of its 16 MinHash
+    bands. A cache: made again whenever it is missing, damaged or of another `version`."""
+
+    version: int = Field(description="Version of the way the sketch is made.")
+    chunks: int = Field(description="Chunks sketched.")
+    snapshot: str = Field(description="Snapshot id.")
+    scopes: list[Scope | None] = Field(description="The distinct scopes of the chunks (null: everyone, always).")
+
+
 class DenseIndexMeta(VersionedRecord):
     """kb/index/ID/dense/KEY/meta.json: what `curate grade --dense` found out about embedding a snapshot's
     chunks with one model, and whether vectors.npy beside it holds every chunk's vector. A cache."""

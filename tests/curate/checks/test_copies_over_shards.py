@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import random
+import signal
+import subprocess
+import sys
+import time
 
 from curate.checks.copies import chunk_groups
-from curate.engine import LocalEngine
+from curate.engine import EngineSettings, LocalEngine, open_engine
 from curate.index.kb_index import KBIndex
 from curate.kb import sha256_text
 from curate.kb.store import SnapshotStore
@@ -117,3 +121,50 @@ def test_copies_are_joined_whatever_chunk_of_their_text_comes_first():
     assert [(w.a, w.b, w.differs) for w in withheld if w.a == "head-2026#0"] == [
         ("head-2026#0", "refund#0", "2026 ≠ (none)"), ("head-2026#0", "refund-copy#0", "2026 ≠ (none)"),
         ("head-2026#0", "footer-a#0", "2026 ≠ (none)")]
+
+
+def _sketches(workspace: Workspace, snapshot: str) -> dict[str, int]:
+    """Each shard's stored sketch -> the inode of its folder (a sketch made again is a new folder)."""
+    folder = workspace.kb_dir / "index" / snapshot / "shards"
+    return {p.parent.parent.name: p.parent.stat().st_ino for p in sorted(folder.glob("*/sketch/meta.json"))}
+
+
+def test_a_killed_search_resumes_from_the_shards_it_sketched_on_either_engine(tmp_path, ray_address):
+    chunks = _messy(24_000)
+    fresh = init_workspace(tmp_path / "fresh")
+    snapshot = _write(fresh, chunks, shard_size=2_000)
+    expected = _dump(chunk_groups(KBIndex(fresh, snapshot), engine=LocalEngine(2)))
+    shards = len(SnapshotStore(fresh).shards(snapshot))
+    assert len(_sketches(fresh, snapshot)) == shards >= 12
+    for name, engine in (("local", "LocalEngine(2)"), ("ray", f"open_engine(EngineSettings('ray', {ray_address!r}))")):
+        workspace = init_workspace(tmp_path / name)
+        _write(workspace, chunks, shard_size=2_000)
+        script = ("from curate.engine import *\nfrom curate.index.kb_index import KBIndex\n"
+                  "from curate.checks.copies import chunk_groups\nfrom curate.workspace import Workspace\n"
+                  f"from pathlib import Path\nchunk_groups(KBIndex(Workspace(Path({str(workspace.root)!r})), "
+                  f"{snapshot!r}), engine={engine})\n")
+        process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 300   # a safety net; the test waits for the sketches, not for the clock
+        while len(_sketches(workspace, snapshot)) < 3:
+            assert process.poll() is None, process.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "no shard was sketched within 300 s"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        kept = _sketches(workspace, snapshot)
+        assert 3 <= len(kept) < shards, name
+        found = chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(2))
+        assert _dump(found) == expected, name
+        after = _sketches(workspace, snapshot)
+        assert len(after) == shards and all(after[shard] == inode for shard, inode in kept.items()), name
+
+
+def test_a_damaged_sketch_is_made_again(tmp_path):
+    workspace = init_workspace(tmp_path / "ws")
+    snapshot = _write(workspace, _messy(), parquet_from=0, shard_size=400)
+    expected = _dump(chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(1)))
+    stored = sorted((workspace.kb_dir / "index" / snapshot / "shards").glob("*/sketch/sketch.npz"))
+    stored[0].write_bytes(b"not an npz")
+    (stored[1].parent / "meta.json").write_text("{", encoding="utf-8")
+    assert _dump(chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(1))) == expected
+    assert stored[0].read_bytes()[:2] == b"PK"   # made again
