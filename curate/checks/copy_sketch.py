@@ -51,7 +51,8 @@ def sketch(view: KBIndex, _: Any = None) -> Sketch:
     made = _made(view)
     if folder is not None:
         with atomic_directory(folder, replace=True) as tmp:
-            np.savez(tmp / "sketch.npz", **{name: getattr(made, name) for name in _ARRAYS})
+            for name in _ARRAYS:   # .npy files: the same bytes on every engine (an .npz holds the time it was made)
+                np.save(tmp / f"{name}.npy", getattr(made, name))
             CopySketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id,
                            scopes=made.scopes).write(tmp / "meta.json")
     return made
@@ -82,8 +83,7 @@ def _stored(folder: Path, view: KBIndex) -> Sketch | None:
     """Return the sketch stored in `folder` if it is whole and of this version and view, else None."""
     try:
         meta = CopySketchMeta.read(folder / "meta.json")
-        with np.load(folder / "sketch.npz", allow_pickle=False) as arrays:
-            loaded = {name: arrays[name] for name in _ARRAYS}
+        loaded = {name: np.load(folder / f"{name}.npy", allow_pickle=False) for name in _ARRAYS}
     except (CurateError, OSError, ValueError, KeyError):
         return None   # missing or damaged: made again
     if meta.version != SKETCH_VERSION or meta.chunks != view.size or meta.snapshot != view.snapshot_id or any(

@@ -18,7 +18,7 @@ from curate.dataset import DatasetStore
 
 
 ENGINE_OPTION = click.option(
-    "--engine", metavar="ENGINE", help="Where a KB in many shards (10,000 chunks or more) is searched: local (processes "
+    "--engine", metavar="ENGINE", help="Where the work over a KB in many shards (10,000 chunks or more) runs: local (processes "
     "on this machine), ray (a Ray started here), or a Ray cluster's address (ray://HOST:10001, HOST:PORT, auto) "
     "[default: [engine] in curate.toml, else local].")
 
@@ -230,12 +230,13 @@ def split_command(ctx: click.Context, dataset: str, test_fraction: float, seed: 
               "--no-dense never uses them.")
 @click.option("--k", type=click.IntRange(min=1), default=100, show_default=True, help="Ranks beyond k count as not retrieved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@ENGINE_OPTION
 @click.pass_context
 def difficulty_command(ctx: click.Context, dataset: str, target: str, balance: int | None, dense: bool | None, k: int,
-                       as_json: bool) -> None:
+                       as_json: bool, engine: str | None) -> None:
     """Measure difficulty features, grade easy/medium/hard, compare with the target mix (exit 1 on type misfits)."""
     report = grade(workspace_of(ctx), dataset=dataset, target=target, balance=balance, dense=dense, k=k,
-                               notify=lambda line: click.echo(line, err=True))
+                   notify=lambda line: click.echo(line, err=True), engine=engine)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
         ctx.exit(EXIT_FINDINGS if report.misfits else 0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -61,10 +63,19 @@ class LocalEngine:
 def _start(shared: Any) -> None:
     global _shared
     _shared = shared
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
     os.environ.update({name: "false" if name == "TOKENIZERS_PARALLELISM" else "1" for name in THREAD_VARIABLES})
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)   # numpy's BLAS was loaded by the parent with its own thread count
+
+
+def _exit_with(command: int) -> None:
+    """End this worker when the command that started it is gone: a command killed (SIGKILL, out of memory)
+    cannot stop its workers, and they would wait for work forever, or finish a shard for no one."""
+    while os.getppid() == command:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _completed(futures: dict[Future, int]):

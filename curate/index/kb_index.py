@@ -210,13 +210,13 @@ class KBIndex:
     def stored_dense(self, model: str) -> np.ndarray | None:
         """Return every chunk's vector under `model` (rows in chunk order) if they were built, else None."""
         meta = self.dense_meta(model)
-        if meta is None or not meta.built or meta.chunks != len(self.chunks):
+        if meta is None or not meta.built or meta.chunks != self.size:
             return None
         try:
             vectors = np.load(self._dense_folder(model) / "vectors.npy", mmap_mode="r")
         except (OSError, ValueError):
             return None
-        return vectors if vectors.ndim == 2 and vectors.shape[0] == len(self.chunks) else None
+        return vectors if vectors.ndim == 2 and vectors.shape[0] == self.size else None
 
     def _write_dense(self, meta: DenseIndexMeta, vectors: np.ndarray | None) -> None:
         with self.building(), atomic_directory(self._dense_folder(meta.model), replace=True) as tmp:
@@ -229,12 +229,14 @@ class KBIndex:
         step = max(1, len(self.chunks) // DENSE_SAMPLE)
         return [c.text for c in self.chunks[::step][:DENSE_SAMPLE]]
 
-    def check_dense(self, cache: EmbeddingCache) -> DenseIndexMeta:
-        """Return (and store) how many of a sample of chunks `cache.model` cannot read."""
-        sample = self.dense_sample()
+    def check_dense(self, cache: EmbeddingCache, sample: list[str] | None = None, chunks: int | None = None,
+                    ) -> DenseIndexMeta:
+        """Return (and store) how many of a sample of chunks (default: `dense_sample`, of this index's `size`
+        chunks) `cache.model` cannot read."""
+        sample = self.dense_sample() if sample is None else sample
         unreadable = int(len(sample) - np.count_nonzero(cache.readable(sample)))
         meta = DenseIndexMeta(version=DENSE_VERSION, model=cache.model, snapshot=self.snapshot_id,
-                              chunks=len(self.chunks), sampled=len(sample), unreadable=unreadable)
+                              chunks=self.size if chunks is None else chunks, sampled=len(sample), unreadable=unreadable)
         self._write_dense(meta, None)
         return meta
 

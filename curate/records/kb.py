@@ -179,9 +179,9 @@ class LexicalIndexMeta(VersionedRecord):
 
 class CopySketchMeta(VersionedRecord):
     """kb/index/ID/.../sketch/meta.json: what `check-dups --kb` found out about the chunks of one shard (or of a
-    snapshot in one shard) before comparing any pair; sketch.npz beside it holds, per chunk, the digest of its
-    compared text, whether it has none, its scope (a number into `scopes`) and the hashes of its 16 MinHash
-    bands. A cache: made again whenever it is missing, damaged or of another `version`."""
+    snapshot in one shard) before comparing any pair; beside it, per chunk, digests.npy (the digest of its
+    compared text), empty.npy (it has none), codes.npy (its scope, a number into `scopes`) and bands.npy (the
+    hashes of its 16 MinHash bands). A cache: made again whenever it is missing, damaged or of another `version`."""
 
     version: int = Field(description="Version of the way the sketch is made.")
     chunks: int = Field(description="Chunks sketched.")

@@ -30,11 +30,15 @@ import numpy as np
 from curate.checks.difficulty.features import dense_rank
 from curate.errors import CurateError
 from curate.index.embeddings import EmbeddingCache, workspace_embeddings
+from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex, duration
+from curate.index.shard_dense import build_dense_shards, check_dense_shards, dense_ranks_over, shard_vectors
+from curate.index.shard_index import shard_views
 from curate.workspace import Workspace
 
 MOSTLY_UNREADABLE = 0.5
 DENSE_BLOCK = 256  # questions scored against every chunk at once: bounds memory on a large KB
+Vectors = np.ndarray | list[np.ndarray]   # every chunk's vector: one array, or one a shard
 
 
 @dataclass
@@ -73,9 +77,10 @@ def _unreadable(meta, snapshot: str) -> str | None:
     return None
 
 
-def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None,
-                   notify: Callable[[str], None] | None) -> tuple[EmbeddingCache | None, np.ndarray | None, str]:
-    """Return (question cache, chunk vectors, "") when dense ranks can be measured, else (.., None, why not)."""
+def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None, notify: Callable[[str], None] | None,
+                   engine: Engine | None = None) -> tuple[EmbeddingCache | None, Vectors | None, str]:
+    """Return (question cache, chunk vectors, "") when dense ranks can be measured, else (.., None, why not);
+    the vectors of a snapshot in shards are a list, one array a shard, built on `engine`."""
     if dense is False:
         return None, None, "--no-dense"
     model = workspace.setting("embedding", "model")
@@ -83,7 +88,8 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None,
         if dense:
             raise CurateError("--dense needs an embedding model: set [embedding] model in curate.toml")
         return None, None, "no embedding model is set ([embedding] model in curate.toml)"
-    stored = index.stored_dense(model)
+    sharded = shard_views(index) > 1
+    stored = shard_vectors(index, model) if sharded else index.stored_dense(model)
     meta = index.dense_meta(model)
     if stored is not None:
         return workspace_embeddings(workspace), stored, ""
@@ -96,20 +102,30 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None,
                             f"yet{speed}; `curate grade --dense` embeds them once, saying first how long it will "
                             f"take, and later grades reuse them")
     cache = workspace_embeddings(workspace)
-    meta = index.check_dense(cache)  # loads the model: a model that cannot load raises, as asked for
+    # loads the model: a model that cannot load raises, as asked for
+    meta = check_dense_shards(index, cache) if sharded else index.check_dense(cache)
     if why := _unreadable(meta, index.snapshot_id):
         return None, None, why
-    return cache, index.build_dense(cache, notify), ""
+    if not sharded:
+        return cache, index.build_dense(cache, notify), ""
+    engine = engine or LocalEngine()
+    built, done = build_dense_shards(index, model, engine)
+    if notify and built:
+        notify(f"note: embedded {built:,} of the {built + done:,} shards of {index.snapshot_id} with {model} on "
+               f"{engine.name} ({engine.workers} worker{'s' if engine.workers > 1 else ''})")
+    return cache, shard_vectors(index, model), ""
 
 
 def dense_ranks(index: KBIndex, workspace: Workspace, questions: Sequence[str], gold: Sequence[set[int]], *,
-                dense: bool | None, k: int, notify: Callable[[str], None] | None = None) -> DenseRanks:
+                dense: bool | None, k: int, notify: Callable[[str], None] | None = None,
+                engine: Engine | None = None) -> DenseRanks:
     """Return the dense rank of each question's gold chunks (positions in `index`), by the policy of
-    the module docstring; `notify` hears the time a build will take before it starts."""
+    the module docstring; `notify` hears the time a build will take before it starts. A snapshot in shards
+    is embedded on `engine` (default: the local engine), shard by shard."""
     model = workspace.setting("embedding", "model") or None
     none = [None] * len(questions)
     try:
-        cache, chunk_vectors, why = _chunk_vectors(index, workspace, dense, notify)
+        cache, chunk_vectors, why = _chunk_vectors(index, workspace, dense, notify, engine)
         if chunk_vectors is None:
             return DenseRanks(model, none, [False] * len(questions), why)
         readable = [bool(r) for r in cache.readable(list(questions))]
@@ -126,6 +142,10 @@ def dense_ranks(index: KBIndex, workspace: Workspace, questions: Sequence[str], 
             raise
         return DenseRanks(model, none, [False] * len(questions), f"cannot use {model}: {exc}")
     ranks: list[int | None] = list(none)
+    if isinstance(chunk_vectors, list):   # one array a shard
+        for n, rank in zip(rows, dense_ranks_over(chunk_vectors, vectors, [gold[n] for n in rows], k)):
+            ranks[n] = rank
+        return DenseRanks(model, ranks, readable)
     matrix = np.asarray(chunk_vectors, dtype=np.float32)
     for start in range(0, len(rows), DENSE_BLOCK):
         block = vectors[start:start + DENSE_BLOCK] @ matrix.T

@@ -72,8 +72,10 @@ from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
 from curate.dataset.asker import scope_index, view
 from curate.dataset.staleness import stale_checks
+from curate.engine import Engine, engine_settings
 from curate.errors import InputError
 from curate.index.kb_index import KBIndex
+from curate.index.shard_index import engine_for
 from curate.progress import progress
 from curate.scope import ScopeIndex, read_scope_settings
 from curate.records import (
@@ -163,7 +165,7 @@ def scoped_features(item: EvalItem, index: KBIndex, scope: ScopeIndex) -> tuple[
 
 def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool | None, k: int,
              rules: DifficultyRules, notify: Callable[[str], None] | None, scope: ScopeIndex,
-             ) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
+             engine: Engine | None = None) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
     """Return (features, why it could not be measured, or None) of every item, measured over the
     evidence its asker may use at its moment, and the dense ranks."""
     measured = []
@@ -196,7 +198,8 @@ def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *,
             features["bm25_rank"] = float(rank)
         features["confusable_above"] = float(confusable_above(positions[row], scores[row], gold_of[n],
                                                               gram_sets, rules.near_miss_share))
-    ranks = dense_ranks(index, workspace, questions, [gold_of[n] for n in rows], dense=dense, k=k, notify=notify)
+    ranks = dense_ranks(index, workspace, questions, [gold_of[n] for n in rows], dense=dense, k=k, notify=notify,
+                        engine=engine)
     for n, rank in zip(rows, ranks.ranks):
         if rank is not None:
             measured[n][0]["dense_rank"] = float(rank)
@@ -205,14 +208,16 @@ def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *,
 
 def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance: int | None = None,
           dense: bool | None = None, k: int = 100, rules: DifficultyRules | None = None,
-          notify: Callable[[str], None] | None = None) -> DifficultyReport:
+          notify: Callable[[str], None] | None = None, engine: str | None = None) -> DifficultyReport:
     """Return the measured difficulty of a draft dataset's items (rejected and quarantined ones left
     out); store each item's features and difficulty, tag a balanced subset when asked, and record
     the summary in the dataset's checks (`difficulty`).
 
     `dense`: None uses dense ranks when the snapshot's chunks are already embedded, True embeds them
     first, False skips them (`curate.checks.difficulty.dense`). `notify` hears, as they happen, the
-    lines that say a stage was skipped or will take long; they are kept in `report.notes` too."""
+    lines that say a stage was skipped or will take long; they are kept in `report.notes` too. The chunks of
+    a snapshot in shards are embedded on the engine `engine` names (local, ray, a Ray address), else
+    curate.toml's [engine], else the local engine."""
     notes: list[str] = []
 
     def say(line: str) -> None:
@@ -220,6 +225,7 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
         if notify:
             notify(line)
 
+    chosen = engine_settings(workspace, engine)
     with DatasetStore(workspace).writing(dataset):
         rules = rules or DifficultyRules()
         shares = parse_target(target)
@@ -236,7 +242,9 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
         scope = scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
         report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
                                   target={d: float(s) for d, s in shares.items()}, notes=notes)
-        measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say, scope=scope)
+        with engine_for(index, chosen) as running:
+            measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say, scope=scope,
+                                       engine=running)
         if ranks.note:
             say(ranks.note)
         for item, (features, unmeasured) in zip(live, measured):

@@ -163,8 +163,9 @@ def test_a_damaged_sketch_is_made_again(tmp_path):
     workspace = init_workspace(tmp_path / "ws")
     snapshot = _write(workspace, _messy(), parquet_from=0, shard_size=400)
     expected = _dump(chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(1)))
-    stored = sorted((workspace.kb_dir / "index" / snapshot / "shards").glob("*/sketch/sketch.npz"))
-    stored[0].write_bytes(b"not an npz")
+    stored = sorted((workspace.kb_dir / "index" / snapshot / "shards").glob("*/sketch/bands.npy"))
+    stored[0].write_bytes(b"not an npy")
     (stored[1].parent / "meta.json").write_text("{", encoding="utf-8")
+    (stored[2].parent / "codes.npy").unlink()
     assert _dump(chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(1))) == expected
-    assert stored[0].read_bytes()[:2] == b"PK"   # made again
+    assert stored[0].read_bytes()[:6] == b"\x93NUMPY" and (stored[2].parent / "codes.npy").exists()   # made again

@@ -28,3 +28,13 @@ def threads(task: int) -> tuple[str | None, int]:
     from threadpoolctl import threadpool_info
 
     return os.environ.get("OMP_NUM_THREADS"), max((i["num_threads"] for i in threadpool_info()), default=1)
+
+
+def wait(task: int, folder: str) -> int:
+    """Say this worker's pid in `folder`, then work for a long while."""
+    import time
+    from pathlib import Path
+
+    Path(folder, f"{os.getpid()}.pid").write_text("")
+    time.sleep(120)
+    return task

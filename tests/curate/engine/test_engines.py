@@ -4,9 +4,11 @@ shards are kept; which engine a command uses, from its option or curate.toml; Ra
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +34,23 @@ def test_a_workers_input_error_arrives_with_its_file_line_and_field():
 def test_a_killed_worker_says_the_completed_shards_are_kept():
     with pytest.raises(EngineFailed, match="a worker process died.*completed are kept: run the command again"):
         LocalEngine(2).map(stages.die, [0, 1, 2], label="indexing kb-1")
+
+
+def test_the_workers_of_a_killed_command_end_with_it(tmp_path):
+    script = ("from curate.engine import LocalEngine\nfrom tests.curate.engine import stages\n"
+              f"LocalEngine(2).map(stages.wait, [0, 1], shared={str(tmp_path)!r})\n")
+    command = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 60   # a safety net: the test waits for the workers, not for the clock
+    while len(list(tmp_path.glob("*.pid"))) < 2:
+        assert command.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived its command"
 
 
 def test_each_worker_runs_one_thread_of_numeric_work():

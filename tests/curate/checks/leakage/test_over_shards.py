@@ -1,6 +1,6 @@
 """The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
-one finds; 100,000 chunks give the same findings, duplicate-chunk groups and index files on the local engine
-and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+one finds; 100,000 chunks give the same findings, duplicate-chunk groups, chunk vectors and index files on the
+local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
 says where it searched."""
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from curate.checks.leakage.find import LeakSettings
 from curate.checks.leakage.over_shards import kb_leaks
 from curate.engine import EngineSettings, LocalEngine, open_engine
 from curate.index.kb_index import KBIndex
+from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
 from curate.kb.store import SnapshotStore
 from curate.records import ChunkerSettings
 from curate.workspace import Workspace, init_workspace
 
 from tests.support.many_chunks import many_chunks
+from tests.support.tiny_model import tiny_model
 
 
 def _write(workspace: Workspace, chunks, **layout) -> str:
@@ -63,11 +65,14 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     del chunks
     local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
     local_copies = chunk_groups(KBIndex(here, snapshot), engine=LocalEngine(2))
+    model = str(tiny_model(tmp_path / "model"))
+    assert build_dense_shards(KBIndex(here, snapshot), model, LocalEngine(2)) == (10, 0)
     engine = open_engine(EngineSettings("ray", ray_address))
     try:
         assert engine.workers == 2
         on_ray = kb_leaks(items, KBIndex(there, snapshot), LeakSettings(), set(), engine=engine)
         copies_on_ray = chunk_groups(KBIndex(there, snapshot), engine=engine)
+        assert build_dense_shards(KBIndex(there, snapshot), model, engine) == (10, 0)
     finally:
         engine.close()
     assert leaked <= {f.item_id for f in local} and len(local) >= len(leaked)
@@ -76,7 +81,9 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     assert len(local_copies[0]) > 1_000 and len(local_copies[1]) > 100
     assert [_dump(part) for part in copies_on_ray] == [_dump(part) for part in local_copies]
     files = _index_files(here, snapshot)
-    assert len(files) == 2 * 10 and _index_files(there, snapshot) == files   # folded texts and n-gram keys
+    # folded texts, n-gram keys, copy sketches and chunk vectors of every shard
+    assert len(files) == 7 * 10 and _index_files(there, snapshot) == files
+    assert sum(name.endswith("vectors.npy") for name in files) == 10
 
 
 def _kill_when_shards_are_built(workspace: Workspace, snapshot: str, script: str, shards: int) -> None:
