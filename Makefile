@@ -72,6 +72,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scope_cost.py
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/engines.py
+	$(BIN)/python benchmarks/engine_stages.py
 
 clean:
 	rm -rf $(VENV) demo-workspace

@@ -99,8 +99,7 @@ def _completed(ray, refs: list, label: str):
                     if cause is not None:
                         raise cause from None
                     raise EngineFailed(f"{label}: a Ray task failed: {str(exc.cause or exc).splitlines()[0]}") from None
-                except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                        ray.exceptions.OutOfMemoryError, ray.exceptions.ObjectLostError) as exc:
+                except ray.exceptions.RayError as exc:   # a worker, a node or the raylet lost (killed, out of memory)
                     raise EngineFailed(f"{label}: a Ray worker was lost ({type(exc).__name__}); the shards it "
                                        "completed are kept: run the command again to resume") from None
     finally:
