@@ -7,12 +7,12 @@ their files, sizes and modification times, the chunker, the scope settings, this
 1. **Batches** of about `BATCH_BYTES` of input (whole files; a large .jsonl file cut between lines): each
    worker reads and chunks its batch and writes `batches/NNNNN/`: its documents.jsonl lines, the lines its
    documents and chunks add to the snapshot's sha256 (`documents.hash`, `chunks.hash`), its chunks as shard rows
-   with their neighbours in the batch (`chunks.parquet`), how many chunks each document has and a digest of
+   with their neighbours in the batch (`chunks.arrow`, Arrow uncompressed), how many chunks each document has and a digest of
    each doc_id (`layout.npz`), and what it adds to the counts (`summary.json`, written last).
 2. **Shards**: from the batches' layouts the command finds the shards one process would cut (`shard_bounds`:
    documents are listed whole, so only a document longer than half a shard crosses one); each worker writes
    one shard from the rows of the batches it spans, neighbours turned into snapshot positions
-   (`shards/part-NNNNN.parquet`, and `part-NNNNN.json`: what the manifest records of it).
+   (`chunks/part-NNNNN.parquet`, and `part-NNNNN.json`: what the manifest records of it).
 
 The command then streams the hashed lines into the sha256 in order (documents, then chunks: never more than
 a block of them at once), and stores the snapshot: documents.jsonl joined from the batches, the shards
@@ -140,6 +140,7 @@ def _batch_folder(folder: Path, number: int) -> Path:
 def _read_batch(task: tuple[int, list[Part]], stage: _Stage) -> None:
     """Read and chunk one batch into its folder."""
     import numpy as np
+    import pyarrow as pa
 
     number, parts = task
     documents = read_parts(parts, stage.encoding, stage.reader)
@@ -150,7 +151,10 @@ def _read_batch(task: tuple[int, list[Part]], stage: _Stage) -> None:
         (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
         (tmp / "documents.hash").write_bytes(hashed_lines(documents))
         (tmp / "chunks.hash").write_bytes(hashed_lines(chunks))
-        write_table(shard_table(chunks, before, after), tmp / "chunks.parquet")
+        with pa.OSFile(str(tmp / "chunks.arrow"), "wb") as sink:   # read back by another worker: uncompressed
+            table = shard_table(chunks, before, after)
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
         with open(tmp / "layout.npz", "wb") as out:
             np.savez(out, lengths=np.array([lengths[d.doc_id] for d in documents], dtype=np.int64),
                      keys=np.array([_key(d.doc_id) for d in documents], dtype=np.uint64))
@@ -179,12 +183,11 @@ def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int
     records of it and how many of its chunks are superseded."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     number, first, pieces, foreign = task
     columns: dict[str, list] = {name: [] for name in COLUMNS}
     for batch, start, end, offset in pieces:
-        table = pq.read_table(_batch_folder(stage.folder, batch) / "chunks.parquet").slice(start, end - start)
+        table = _rows(_batch_folder(stage.folder, batch)).slice(start, end - start)
         for name in COLUMNS:
             values = table.column(name).combine_chunks()
             if name in ("prev", "next"):   # positions in the batch -> in the snapshot
@@ -306,7 +309,7 @@ def _combine(stage: _Stage, count: int, engine: Engine, shard_size: int,
     shards, small = [], None
     if chunks < parquet_from:
         small = [Chunk.model_validate_json(record) for n in range(count)
-                 for record in _column(_batch_folder(folder, n) / "chunks.parquet", "record")]
+                 for record in _rows(_batch_folder(folder, n)).column("record").to_pylist()]
         scope = scope_counts(small, stage.reader.settings)
     else:
         stage.supersedes = tally.supersedes
@@ -344,10 +347,11 @@ def _shard_tasks(lengths, batch_chunks: list[int], shard_size: int) -> list[tupl
     return tasks
 
 
-def _column(path: Path, name: str) -> list:
-    import pyarrow.parquet as pq
+def _rows(folder: Path):
+    """Return the table of a batch's chunks (mapped from its file, not read into memory)."""
+    import pyarrow as pa
 
-    return pq.read_table(path, columns=[name]).column(name).to_pylist()
+    return pa.ipc.open_file(pa.memory_map(str(folder / "chunks.arrow"))).read_all()
 
 
 def _remove_if_empty(folder: Path) -> None:
