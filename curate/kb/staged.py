@@ -7,8 +7,8 @@ their files, sizes and modification times, the chunker, the scope settings, this
 1. **Batches** of about `BATCH_BYTES` of input (whole files; a large .jsonl file cut between lines): each
    worker reads and chunks its batch and writes `batches/NNNNN/`: its documents.jsonl lines, the lines its
    documents and chunks add to the snapshot's sha256 (`documents.hash`, `chunks.hash`), its chunks as shard rows
-   with their neighbours in the batch (`chunks.arrow`, Arrow uncompressed), how many chunks each document has and a digest of
-   each doc_id (`layout.npz`), and what it adds to the counts (`summary.json`, written last).
+   with their neighbours in the batch (`chunks.arrow`, Arrow uncompressed), how many chunks each document has
+   and a digest of each doc_id (`layout.npz`), and what it adds to the counts (`summary.json`).
 2. **Shards**: from the batches' layouts the command finds the shards one process would cut (`shard_bounds`:
    documents are listed whole, so only a document longer than half a shard crosses one); each worker writes
    one shard from the rows of the batches it spans, neighbours turned into snapshot positions

@@ -130,7 +130,8 @@ def test_a_killed_ingest_resumes_from_the_batches_it_completed_on_either_engine(
     monkeypatch.setenv("CURATE_LOCK_TIMEOUT", "30")   # a lock the killed command left held fails in 30 s
     for engine in ("local", ray_address):
         workspace = init_workspace(tmp_path / engine.replace(":", "-"))
-        script = ("from pathlib import Path\nfrom curate.kb.store import ingest\nfrom curate.workspace import Workspace\n"
+        script = ("from pathlib import Path\nfrom curate.kb.store import ingest\n"
+                  "from curate.workspace import Workspace\n"
                   f"ingest(Workspace(Path({str(workspace.root)!r})), [Path({str(docs)!r})], engine={engine!r}, "
                   f"**{options!r})\n")
         kept = _kill_when_batches_are_staged(workspace, script, 3)
