@@ -32,13 +32,20 @@ def kb() -> None:
 @click.option("--overlap", type=click.IntRange(min=0), help="Overlap of fixed windows in characters.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Text encoding of the files.")
 @click.option("--map", "mapping", multiple=True, metavar="OLD=NEW", help=MAP_HELP)
+@click.option("--engine", metavar="ENGINE", help="Where a large KB (input enough for 10,000 chunks) is read and "
+              "chunked: local (processes on this machine), ray (a Ray started here), or a Ray cluster's address "
+              "(ray://HOST:10001, HOST:PORT, auto) [default: [engine] in curate.toml, else local].")
 @click.pass_context
 def kb_ingest(ctx: click.Context, paths: tuple[Path, ...], name: str, chunker: str | None,
-              chunk_size: int | None, overlap: int | None, encoding: str, mapping: tuple[str, ...]) -> None:
+              chunk_size: int | None, overlap: int | None, encoding: str, mapping: tuple[str, ...],
+              engine: str | None) -> None:
     """Chunk .txt, .md and .jsonl documents into a snapshot (chunks keep source offsets, and their
-    document's access groups and version: metadata, Markdown front matter, curate.toml [scope] rules)."""
+    document's access groups and version: metadata, Markdown front matter, curate.toml [scope] rules).
+    A large KB is read and chunked in batches on an engine, into the same snapshot; a run killed half way
+    resumes from the batches and shards it completed."""
     manifest = ingest(workspace_of(ctx), list(paths), name=name, chunker=chunker, chunk_size=chunk_size,
-                      overlap=overlap, encoding=encoding, mapping=parse_mapping(mapping, SCOPE_ALIASES))
+                      overlap=overlap, encoding=encoding, mapping=parse_mapping(mapping, SCOPE_ALIASES),
+                      engine=engine, note=lambda text: click.echo(f"note: {text}", err=True))
     click.echo(f"{name}: snapshot {manifest.snapshot_id} ({manifest.documents:,} documents, "
                f"{manifest.chunks:,} chunks, chunker {manifest.chunker.kind})")
     for line in scope_summary(manifest.scope):

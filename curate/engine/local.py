@@ -3,8 +3,10 @@ there is one worker or one shard (a small KB starts no process)."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -15,6 +17,7 @@ from typing import Any
 from curate.engine.base import THREAD_VARIABLES, EngineFailed, Stage, call, in_order
 
 _shared: Any = None   # in a worker: what every task of the stage shares, received once
+PR_SET_PDEATHSIG = 1   # prctl: the signal a process receives when its parent dies
 
 
 def _run(fn: Stage, task: Any) -> Any:
@@ -49,7 +52,8 @@ class LocalEngine:
         # bar starts its thread. Each worker is set to one thread per numeric library.
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
         try:
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(shared,)) as pool:
+            with ProcessPoolExecutor(workers, mp_context=context, initializer=_start,
+                                     initargs=(shared, os.getpid())) as pool:
                 futures = {pool.submit(_run, fn, task): n for n, task in enumerate(tasks)}
                 return in_order(_completed(futures), len(tasks), label, unit)
         except BrokenProcessPool:
@@ -60,19 +64,31 @@ class LocalEngine:
         pass
 
 
-def _start(shared: Any) -> None:
+def _start(shared: Any, parent: int) -> None:
     global _shared
     _shared = shared
-    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
+    _die_with(parent)
     os.environ.update({name: "false" if name == "TOKENIZERS_PARALLELISM" else "1" for name in THREAD_VARIABLES})
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)   # numpy's BLAS was loaded by the parent with its own thread count
 
 
+def _die_with(parent: int) -> None:
+    """Have the operating system kill this worker when the command that started it dies (Linux): a command
+    killed half way (SIGKILL) would otherwise leave its workers waiting for tasks for ever, holding its memory
+    and the write locks it had when it forked them. Elsewhere a thread watches for the command to be gone."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):   # not on Linux
+        threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+        return
+    if os.getppid() != parent:   # it died before this worker asked
+        os._exit(1)
+
+
 def _exit_with(command: int) -> None:
-    """End this worker when the command that started it is gone: a command killed (SIGKILL, out of memory)
-    cannot stop its workers, and they would wait for work forever, or finish a shard for no one."""
     while os.getppid() == command:
         time.sleep(0.5)
     os._exit(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -60,16 +61,31 @@ def _required_string(record: dict, key: str, *, file: str, line: int) -> str:
     return value
 
 
-def _expand(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
-    """Return (file, root) pairs: files as given, folders walked for document files."""
+@dataclass(frozen=True)
+class Part:
+    """Documents to read: a whole file, or the lines of a .jsonl file from byte `start` to byte `end` (a
+    large file read by many workers)."""
+
+    file: Path
+    root: Path
+    start: int = 0
+    end: int | None = None
+
+    def size(self) -> int:
+        """Return how many bytes the part holds."""
+        return (self.end if self.end is not None else self.file.stat().st_size) - self.start
+
+
+def document_parts(paths: Iterable[Path]) -> list[Part]:
+    """Return the document files at `paths`, whole: files as given, folders walked for document files."""
     found = []
     for path in map(Path, paths):
         if path.is_dir():
             for file in sorted(path.rglob("*")):
                 if file.is_file() and file.suffix in DOCUMENT_SUFFIXES:
-                    found.append((file, path))
+                    found.append(Part(file, path))
         elif path.suffix in DOCUMENT_SUFFIXES:
-            found.append((path, path.parent))
+            found.append(Part(path, path.parent))
         elif not path.exists():
             raise InputError("no such file or folder", file=str(path))
         else:
@@ -78,9 +94,29 @@ def _expand(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
     return found
 
 
+def _part_text(part: Part, encoding: str) -> str:
+    """Return the text of a part of a .jsonl file (the whole file's text when it is whole)."""
+    if part.start == 0 and part.end is None:
+        return read_text(part.file, encoding)
+    with open(part.file, "rb") as handle:
+        handle.seek(part.start)
+        data = handle.read(part.end - part.start)
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):   # the caller reads the file whole to say where
+        raise InputError(f"not valid {encoding} text", file=str(part.file)) from None
+    return text.removeprefix("\ufeff") if part.start == 0 else text
+
+
 def read_documents(paths: Iterable[Path], encoding: str = "utf-8", scope: ScopeReader | None = None) -> list[Document]:
     """Return the documents in .txt/.md files and .jsonl records (`doc_id`, `text`, `title`, `metadata`), each
     with its scope (`scope_fields`: metadata, top-level fields, Markdown front matter, path rules)."""
+    return read_parts(document_parts(paths), encoding, scope)
+
+
+def read_parts(parts: Sequence[Part], encoding: str = "utf-8", scope: ScopeReader | None = None) -> list[Document]:
+    """Return the documents of `parts`, in order (`read_documents`); the line numbers of a part of a .jsonl file
+    count from its first line."""
     scope = scope or ScopeReader()
     documents: list[Document] = []
     seen: dict[str, str] = {}
@@ -95,9 +131,10 @@ def read_documents(paths: Iterable[Path], encoding: str = "utf-8", scope: ScopeR
         seen[doc.doc_id] = where
         documents.append(doc)
 
-    for file, root in _expand(paths):
+    for part in parts:
+        file, root = part.file, part.root
         if file.suffix == ".jsonl":
-            for line, record in iter_json_objects(file, encoding):
+            for line, record in iter_json_objects(file, encoding, text=_part_text(part, encoding)):
                 try:
                     if isinstance(record, InputError):
                         raise record
@@ -160,10 +197,11 @@ def _file_document(file: Path, root: Path, encoding: str, scope: ScopeReader) ->
                     scope=scope.scope(own, scope.rule_layer(doc_id), file=str(file), line=None))
 
 
-def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings) -> list[Chunk]:
-    """Return the chunks of `documents` under `settings`; each chunk's text is source[start:end]."""
+def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings, bar: bool = True) -> list[Chunk]:
+    """Return the chunks of `documents` under `settings`; each chunk's text is source[start:end] (`bar`: a
+    progress bar on a terminal; a worker chunking a batch draws none)."""
     chunks: list[Chunk] = []
-    for doc in progress(documents, "chunking", unit="doc"):
+    for doc in progress(documents, "chunking", unit="doc") if bar else documents:
         if settings.kind == "fixed":
             spans = fixed_spans(doc.text, size=settings.size, overlap=settings.overlap or 0)
         elif settings.kind == "structure":

@@ -121,27 +121,36 @@ def foreign_positions(doc_ids: Sequence[str], bounds: Sequence[tuple[int, int]])
 def write_shards(folder: Path, chunks: Sequence[Chunk], size: int = SHARD_CHUNKS) -> list[ShardInfo]:
     """Write `chunks` as Parquet shards of at most `size` chunks under `folder` (a snapshot folder being
     written), ending between documents, and return what the manifest records of each."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     (folder / FOLDER).mkdir(parents=True, exist_ok=True)
     doc_ids = [c.doc_id for c in chunks]
     before, after = neighbour_positions(chunks)
     bounds = shard_bounds(doc_ids, size)
     written = []
     for number, ((first, end), foreign) in enumerate(zip(bounds, foreign_positions(doc_ids, bounds))):
-        part = chunks[first:end]
-        records = [json.dumps(c.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) for c in part]
-        table = pa.Table.from_arrays([_strings([c.chunk_id for c in part]), _strings(doc_ids[first:end]),
-                                      _strings([c.text for c in part]), _strings(records),
-                                      pa.array(np.array(before[first:end], dtype=np.int64)),
-                                      pa.array(np.array(after[first:end], dtype=np.int64))], names=list(COLUMNS))
         path = folder / shard_name(number)
-        pq.write_table(table, path, compression="zstd")
-        written.append(ShardInfo(file=shard_name(number), chunks=len(part), first=first, sha256=sha256_file(path),
+        write_table(shard_table(chunks[first:end], before[first:end], after[first:end]), path)
+        written.append(ShardInfo(file=shard_name(number), chunks=end - first, first=first, sha256=sha256_file(path),
                                  foreign=foreign))
     return written
+
+
+def shard_table(chunks: Sequence[Chunk], before: Sequence[int], after: Sequence[int]):
+    """Return the Arrow table of a shard's rows: `chunks` with the positions of their neighbours."""
+    import numpy as np
+    import pyarrow as pa
+
+    records = [json.dumps(c.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) for c in chunks]
+    return pa.Table.from_arrays([_strings([c.chunk_id for c in chunks]), _strings([c.doc_id for c in chunks]),
+                                 _strings([c.text for c in chunks]), _strings(records),
+                                 pa.array(np.array(before, dtype=np.int64)),
+                                 pa.array(np.array(after, dtype=np.int64))], names=list(COLUMNS))
+
+
+def write_table(table, path: Path) -> None:
+    """Write a shard's table as Parquet (its bytes depend only on its rows)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path, compression="zstd")
 
 
 def read_shard(path: Path) -> list[Chunk]:

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
-from curate.kb.documents import chunk_documents, read_documents, read_production_chunks
+from curate.kb.content import content_sha256, scope_counts
+from curate.engine import engine_settings, open_engine
+from curate.kb.documents import chunk_documents, document_parts, read_parts, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import PARQUET_FROM, SHARD_CHUNKS, read_shard, write_shards
+from curate.kb.staged import BATCH_BYTES, staged_from, staged_ingest
 from curate.locks import writing
-from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeCount, ScopeCounts, ScopeSettings,
-                            SnapshotManifest, now, validate_lines)
+from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeSettings, SnapshotManifest, now,
+                            validate_lines)
 from curate.records.kb import ShardInfo
 from curate.scope import MomentError, ScopeIndex, read_scope_settings, version_order
 from curate.workspace import Workspace
@@ -41,66 +42,6 @@ def check_kb_name(name: str) -> str:
         raise InputError(f"KB name {name!r} looks like a snapshot id: choose a name --kb cannot mistake for one",
                          field="name")
     return name
-
-
-def content_sha256(documents: Sequence[Document], chunks: Sequence[Chunk]) -> str:
-    """Return the sha256 that identifies a snapshot: documents and chunks, in order."""
-    digest = hashlib.sha256()
-    for doc in documents:
-        digest.update(b"D" + dumps_json(_hashed(doc)).encode("utf-8") + b"\n")
-    for chunk in chunks:
-        digest.update(b"C" + dumps_json(_hashed(chunk)).encode("utf-8") + b"\n")
-    return digest.hexdigest()
-
-
-def _hashed(record: Chunk | Document) -> dict:
-    """Return the fields of a chunk or document that identify a snapshot: a record without scope hashes
-    as it did before scope existed, so unscoped snapshots keep their ids."""
-    data = record.model_dump(mode="json")
-    if data.get("scope") is None:
-        data.pop("scope", None)
-    return data
-
-
-def scope_counts(chunks: Sequence[Chunk], settings: ScopeSettings | None = None) -> ScopeCounts | None:
-    """Return how many chunks each access group may see and each version holds (None when no chunk has
-    a scope: an unscoped snapshot's manifest stays as it was).
-
-    >>> from curate.records import Scope
-    >>> def chunk(cid, doc, **scope):
-    ...     return Chunk(chunk_id=cid, doc_id=doc, text="t", text_sha256="0", scope=Scope(**scope) if scope else None)
-    >>> counts = scope_counts([chunk("p25#0", "p25", version="2025"),
-    ...                        chunk("p26#0", "p26", version="2026", supersedes=["p25", "p24"]),
-    ...                        chunk("pay#0", "pay", groups=["hr"]), chunk("faq#0", "faq")])
-    >>> counts.everyone, [(g.name, g.chunks) for g in counts.groups], [(v.name, v.chunks) for v in counts.versions]
-    (3, [('hr', 4)], [('2025', 1), ('2026', 1)])
-    >>> counts.unversioned, counts.superseded, counts.unknown_superseded
-    (2, 1, ['p24'])
-    """
-    scoped = [c.scope for c in chunks if c.scope is not None and not c.scope.is_empty()]
-    if not scoped:
-        return None
-    settings = settings or ScopeSettings()
-    everyone = len(chunks) - sum(s.groups is not None for s in scoped)
-    restricted = Counter(g for s in scoped for g in s.groups or ())
-    names = [g for g in settings.groups or () if g not in restricted] + sorted(restricted)
-    order = version_order(settings)
-    versions = Counter(s.version for s in scoped if s.version is not None)
-    replaced = {target for s in scoped for target in s.supersedes}
-    return ScopeCounts(
-        everyone=everyone,
-        groups=[ScopeCount(name=g, chunks=everyone + restricted[g]) for g in sorted(names, key=_declared(settings))],
-        versions=[ScopeCount(name=v, chunks=versions[v]) for v in sorted(versions, key=order.key)],
-        unversioned=len(chunks) - sum(versions.values()),
-        dated=sum(s.valid_from is not None or s.valid_to is not None for s in scoped),
-        superseded=sum(c.chunk_id in replaced or c.doc_id in replaced for c in chunks) if replaced else 0,
-        unknown_superseded=ScopeIndex(chunks, order).unknown_superseded if replaced else [])
-
-
-def _declared(settings: ScopeSettings):
-    """Return a sort key: declared groups in their order, then the others by name."""
-    position = {g: n for n, g in enumerate(settings.groups or ())}
-    return lambda group: (position.get(group, len(position)), group)
 
 
 def snapshot_id_of(digest: str) -> str:
@@ -136,32 +77,44 @@ class SnapshotStore:
         if len(set(ids)) != len(ids):
             raise InputError("chunk ids are not unique", field="chunk_id")
         digest = content_sha256(documents, chunks)
-        snapshot_id = snapshot_id_of(digest)
-        folder = self.root / snapshot_id
+        manifest = SnapshotManifest(
+            snapshot_id=snapshot_id_of(digest), content_sha256=digest, name=name, chunker=chunker,
+            documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
+            created_at=now(), sources=[str(s) for s in sources], scope=scope_counts(chunks, scope))
+
+        def fill(folder: Path) -> list[ShardInfo]:
+            (folder / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
+            if len(chunks) >= parquet_from:
+                return write_shards(folder, chunks, shard_size)
+            # a small KB, as it always was: pyarrow is not even loaded to read it
+            (folder / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
+            return []
+
+        return self.keep(manifest, fill)
+
+    def keep(self, manifest: SnapshotManifest, fill: Callable[[Path], list[ShardInfo]]) -> SnapshotManifest:
+        """Store a snapshot under its name unless its content is stored already (then under its name too), and
+        return its manifest: `fill(folder)` writes its documents and chunks into the folder being written and
+        returns its shards."""
+        check_kb_name(manifest.name)
+        folder = self.root / manifest.snapshot_id
         kb_dir = self.workspace.kb_dir
         with writing(kb_dir, "the KB", clean=[(kb_dir, 1), (self.root, 1)]):
             if (folder / "manifest.json").exists():
-                manifest = self.manifest(snapshot_id)
+                stored = self.manifest(manifest.snapshot_id)
             else:
-                manifest = SnapshotManifest(
-                    snapshot_id=snapshot_id, content_sha256=digest, name=name, chunker=chunker,
-                    documents=len(documents), chunks=len(chunks), characters=sum(len(c.text) for c in chunks),
-                    created_at=now(), sources=[str(s) for s in sources], scope=scope_counts(chunks, scope))
                 with atomic_directory(folder) as tmp:
-                    (tmp / "documents.jsonl").write_bytes(jsonl_bytes(d.model_dump(mode="json") for d in documents))
-                    if len(chunks) >= parquet_from:
-                        manifest.shards = write_shards(tmp, chunks, shard_size)
-                    else:   # a small KB, as it always was: pyarrow is not even loaded to read it
-                        (tmp / "chunks.jsonl").write_bytes(jsonl_bytes(c.model_dump(mode="json") for c in chunks))
+                    manifest.shards = fill(tmp)
                     manifest.write(tmp / "manifest.json")
+                stored = manifest
             names = self.names()
-            history = names.setdefault(name, [])
-            if not history or history[-1] != snapshot_id:
-                if snapshot_id in history:
-                    history.remove(snapshot_id)
-                history.append(snapshot_id)
+            history = names.setdefault(manifest.name, [])
+            if not history or history[-1] != manifest.snapshot_id:
+                if manifest.snapshot_id in history:
+                    history.remove(manifest.snapshot_id)
+                history.append(manifest.snapshot_id)
                 KBNames(names=names).write(self.names_path)
-        return manifest
+        return stored
 
     def all_ids(self) -> list[str]:
         """Return every stored snapshot id."""
@@ -282,12 +235,19 @@ def _load_records(path: Path, model: type) -> tuple:
 
 def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: str | None = None,
            chunk_size: int | None = None, overlap: int | None = None, encoding: str = "utf-8",
-           mapping: Mapping[str, str] | None = None) -> SnapshotManifest:
+           mapping: Mapping[str, str] | None = None, engine: str | None = None,
+           note: Callable[[str], None] | None = None, shard_size: int = SHARD_CHUNKS,
+           parquet_from: int = PARQUET_FROM, batch_bytes: int = BATCH_BYTES) -> SnapshotManifest:
     """Return the manifest of the snapshot `name` made of the .txt, .md and .jsonl documents at
     `paths`, chunked (`chunker` structure or fixed, `chunk_size` and `overlap` in characters; the
     defaults are curate.toml's [kb]) with each chunk's offsets in its document, and its document's
     scope (metadata, front matter, curate.toml [scope] rules; `mapping`: a team's own field names read as
-    scope fields, e.g. {"acl": "groups"})."""
+    scope fields, e.g. {"acl": "groups"}).
+
+    Input enough for `parquet_from` chunks (`staged_from`) is read and chunked in batches of `batch_bytes` on
+    the engine `engine` names (local, ray, a Ray address; else curate.toml's [engine], else local), resuming
+    from the batches and shards a killed run completed (`curate.kb.staged`); `note` is told where it ran.
+    The snapshot is the one a single process writes, byte for byte."""
     chunker = chunker or workspace.setting("kb", "chunker", "structure")
     size = chunk_size or int(workspace.setting("kb", "chunk_size", 500))
     overlap = overlap if overlap is not None else int(workspace.setting("kb", "chunk_overlap", 50))
@@ -298,12 +258,38 @@ def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: s
                          field="chunk_size")
     settings = ChunkerSettings(kind=chunker, size=size, overlap=overlap if chunker == "fixed" else None)
     reader = ScopeReader(read_scope_settings(workspace), mapping)
-    documents = read_documents(paths, encoding, reader)
-    if not documents:
-        raise InputError("no .txt, .md or .jsonl documents found", file=", ".join(map(str, paths)))
-    chunks = chunk_documents(documents, settings)
-    return SnapshotStore(workspace).write(name, documents, chunks, settings, sources=[str(p) for p in paths],
-                                          scope=reader.settings)
+    parts = document_parts(paths)
+    chosen = engine_settings(workspace, engine)
+    sources = [str(p) for p in paths]
+    store = SnapshotStore(workspace)
+    if sum(part.size() for part in parts) < staged_from(size, parquet_from):
+        documents = read_parts(parts, encoding, reader)
+        if not documents:
+            raise InputError("no .txt, .md or .jsonl documents found", file=", ".join(map(str, paths)))
+        chunks = chunk_documents(documents, settings)
+        return store.write(name, documents, chunks, settings, sources=sources, scope=reader.settings,
+                           shard_size=shard_size, parquet_from=parquet_from)
+    running = open_engine(chosen, shard_size)
+    try:
+        with staged_ingest(workspace, paths, parts, encoding=encoding, reader=reader, chunker=settings,
+                           engine=running, batch_bytes=batch_bytes, shard_size=shard_size,
+                           parquet_from=parquet_from) as staged:
+            if not staged.documents:
+                raise InputError("no .txt, .md or .jsonl documents found", file=", ".join(map(str, paths)))
+            check_kb_name(name)
+            if not staged.chunks:
+                raise InputError("no chunks: the input holds no text", field="text")
+            manifest = store.keep(SnapshotManifest(
+                snapshot_id=snapshot_id_of(staged.content_sha256), content_sha256=staged.content_sha256, name=name,
+                chunker=settings, documents=staged.documents, chunks=staged.chunks, characters=staged.characters,
+                created_at=now(), sources=sources, scope=staged.scope), staged.fill)
+    finally:
+        running.close()
+    if note is not None:
+        shards = max(len(staged.shards), 1)
+        note(f"read and chunked {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
+             f"shard{'s' * (shards > 1)} on {chosen.describe()}")
+    return manifest
 
 
 def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str = "utf-8",

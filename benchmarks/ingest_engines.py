@@ -1,0 +1,114 @@
+"""Ingest of a large KB over an engine (issue 29): `curate kb ingest` at 100,000 and 1,000,000 chunks in one
+process (the code before batches, from a checkout given with --before) and on the local engine and a Ray started
+by the command, 2 workers each.
+
+Run: `.venv/bin/python benchmarks/ingest_engines.py --before /tmp/before [--chunks 100000 1000000]`; writes
+benchmarks/results/ingest_engines.json.
+
+Data: tests/support/many_documents.py (CMRC2018 sample sentences recombined into paragraphs, one .jsonl of
+documents, a few scoped; about 18 documents per 100 chunks at a chunk size of 200), written once under --data.
+Each run is a process of its own, the runs of one size interleaved; each reports its wall seconds, the peak
+memory of the command with every process it started (sampled every 0.1 s from /proc: the workers, and Ray's
+own) and the snapshot id (the same for every run of a size: the same snapshot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from common import machine, print_table, save_json  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results" / "ingest_engines.json"
+DOCUMENTS_PER_CHUNK = 0.178
+CHILD = r"""
+import json, os, sys, threading, time
+from pathlib import Path
+
+def tree_rss():
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            total += next(int(l.split()[1]) for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:"))
+            for task in os.listdir(f"/proc/{pid}/task"):
+                todo += [int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total * 1024
+
+peak = [0]
+def sample():
+    while True:
+        peak[0] = max(peak[0], tree_rss())
+        time.sleep(0.1)
+threading.Thread(target=sample, daemon=True).start()
+
+from curate.kb.store import ingest
+from curate.workspace import init_workspace
+
+root, docs, engine = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+workspace = init_workspace(root)
+if engine != "one":
+    (root / "curate.toml").write_text((root / "curate.toml").read_text() + "\n[engine]\nworkers = 2\n")
+import curate
+started = time.perf_counter()
+options = {} if engine == "one" else {"engine": engine}
+manifest = ingest(workspace, [docs], name="kb", chunk_size=200, **options)
+out = {"seconds": time.perf_counter() - started, "peak_bytes": max(peak[0], tree_rss()),
+       "snapshot_id": manifest.snapshot_id, "code": str(Path(curate.__file__).parent.parent), "chunks": manifest.chunks, "shards": len(manifest.shards)}
+print(json.dumps(out))
+"""
+
+
+def run(code: Path, docs: Path, engine: str) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
+    try:
+        env = {**os.environ, "PYTHONPATH": str(code), "OPENBLAS_NUM_THREADS": "1"}
+        # run from the temporary folder: `python -c` puts the current folder first on sys.path
+        done = subprocess.run([sys.executable, "-c", CHILD, str(folder / "ws"), str(docs), engine], env=env,
+                              capture_output=True, text=True, check=True, cwd=folder)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code before batches")
+    parser.add_argument("--chunks", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ingest-engines-data")
+    args = parser.parse_args()
+    from tests.support.many_documents import many_documents
+
+    rows, results = [], {"machine": machine(), "runs": {}}
+    for chunks in args.chunks:
+        docs = args.data / str(chunks)
+        if not (docs / "docs.jsonl").exists():
+            many_documents(docs, int(chunks * DOCUMENTS_PER_CHUNK))
+        runs = {}
+        for label, code, engine in (("one process (before)", args.before, "one"), ("local, 2 workers", REPO, "local"),
+                                    ("ray, 2 CPUs", REPO, "ray")):
+            runs[label] = run(code, docs, engine)
+            out = runs[label]
+            rows.append([f"{out['chunks']:,}", label, f"{out['seconds']:.1f}", f"{out['peak_bytes'] / 2**30:.2f}",
+                         out["snapshot_id"]])
+            print(rows[-1], out["code"], flush=True)
+        assert len({r["snapshot_id"] for r in runs.values()}) == 1, runs
+        results["runs"][str(chunks)] = runs
+    print_table(["chunks", "run", "wall s", "peak GiB", "snapshot"], rows)
+    save_json(RESULTS, results)
+
+
+if __name__ == "__main__":
+    main()
