@@ -191,8 +191,10 @@ def _view_leaks(view: KBIndex, shared: tuple) -> list[tuple]:
     hits = []
     shown = progress(list(enumerate(items)), "checking leakage", unit="item") if alone else enumerate(items)
     for number, item in shown:
-        own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
         mine = tuple(None if positions is None else _own_of(view, positions) for positions in candidates[number])
+        if not any(mine):
+            continue   # none of its candidates here (None: a text not searched): nothing to verify
+        own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
         for finding, text in view_leaks(item, own, taken[number], copied[number], view, find, settings, mine):
             places = [view.position[c] for c in finding.chunk_ids]
             finding.where_sha256 = where_fingerprint([view.chunks[p] for p in places])
