@@ -175,8 +175,10 @@ def _same_text_and_candidates(view: KBIndex, shared: tuple) -> tuple[list[tuple]
     for number, folded_texts in enumerate(texts):
         for folded in folded_texts:
             wanted.setdefault(folded, []).append(number)
-    same = [(number, view.global_position(position), view.chunks[position].text, folded)
-            for position, folded in enumerate(view.folded[:view.size]) if folded in wanted for number in wanted[folded]]
+    same = []
+    for position in view.same_text(set(wanted)):
+        text, folded = view.chunks[position].text, view.folded[position]
+        same += [(number, view.global_position(position), text, folded) for number in wanted[folded]]
     rows = [(n, view.global_position(p), share)
             for n, found in enumerate(view.ngrams.candidates_many(needles, min_share=MIN_SHARE, limit=limit))
             for p, share in found]
