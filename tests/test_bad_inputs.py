@@ -473,8 +473,16 @@ def test_damaged_index_caches_are_built_again_not_trusted(base, tmp_path):
     runner = CliRunner(mix_stderr=False)
     first = runner.invoke(curate_cli, ["--workspace", str(root), "check-leakage", "--dataset", "faq", "--no-semantic"])
     index = next((root / "kb" / "index").iterdir())
-    (index / "lexical" / "meta.json").write_text("{damaged", encoding="utf-8")
-    (index / "lexical" / "folded.json").write_text("[", encoding="utf-8")
-    again = runner.invoke(curate_cli, ["--workspace", str(root), "check-leakage", "--dataset", "faq", "--no-semantic"])
-    assert again.exit_code == first.exit_code == 0 and again.stdout == first.stdout
-    assert json.loads((index / "lexical" / "meta.json").read_text(encoding="utf-8"))["chunks"] > 0
+    folded = index / "lexical" / "folded.txt"
+    sound = folded.read_bytes()
+    for damage in ("meta", "one byte of the folded texts"):
+        if damage == "meta":
+            (index / "lexical" / "meta.json").write_text("{damaged", encoding="utf-8")
+        else:   # still UTF-8, the same number of lines: only its CRC-32 tells
+            data = bytearray(folded.read_bytes())
+            data[data.index(b"a")] = ord("b")
+            folded.write_bytes(bytes(data))
+        again = runner.invoke(curate_cli, ["--workspace", str(root), "check-leakage", "--dataset", "faq", "--no-semantic"])
+        assert again.exit_code == first.exit_code == 0 and again.stdout == first.stdout, damage
+        assert json.loads((index / "lexical" / "meta.json").read_text(encoding="utf-8"))["chunks"] > 0
+        assert folded.read_bytes() == sound, damage   # built again

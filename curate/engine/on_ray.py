@@ -13,7 +13,7 @@ from curate.engine.local import default_workers
 from curate.errors import CurateError, InputError
 
 # what one task may hold, per chunk of its shard: the shard read (about 2 KB a chunk), its folded texts and
-# n-gram keys (about 3 KB) and the stage's work; Ray schedules a task only where that much memory is free
+# n-gram keys (about 2.5 KB) and the stage's work; Ray schedules a task only where that much memory is free
 TASK_BYTES_PER_CHUNK = 12_000
 
 

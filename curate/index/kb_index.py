@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ from curate.errors import CurateError
 from curate.fileio import atomic_directory
 from curate.index.bm25 import BM25
 from curate.index.embeddings import EmbeddingCache
+from curate.index.folded import FoldedTexts, write_folded
 from curate.index.ngrams import NgramIndex
 from curate.kb import SnapshotStore
 from curate.kb.shards import NONE, neighbour_positions
@@ -27,7 +27,7 @@ from curate.records.kb import DenseIndexMeta
 from curate.text.normalize import fold
 from curate.workspace import Workspace
 
-LEXICAL_VERSION = 2
+LEXICAL_VERSION = 3  # 3: folded texts one a line (folded.txt, read a text at a time), not JSON
 DENSE_VERSION = 1
 DENSE_SAMPLE = 200   # chunks whose readability stands for the snapshot's
 DENSE_WARM_UP = 8    # chunks embedded while the model loads, before the speed is measured
@@ -113,6 +113,10 @@ class KBIndex:
         """Return where a snapshot position sits in this index, or None when it is not in it."""
         return position
 
+    def same_text(self, texts: set[str]) -> list[int]:
+        """Return, in order, the positions of this index's own chunks whose folded text is one of `texts`."""
+        return [p for p, folded in enumerate(self.folded[:self.size]) if folded in texts]
+
     # -- lexical: folded texts and the n-gram index, built together ------------------------------
 
     def building(self):
@@ -120,18 +124,26 @@ class KBIndex:
         and the next finds it built."""
         return writing(self.folder, f"the index of {self.snapshot_id}", clean=[(self.folder, 2)])
 
-    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
+    def _stored_folded(self) -> FoldedTexts | None:
+        """Return the stored folded texts of this index's own chunks, or None when they are missing, damaged
+        or of another version (a cache: built again)."""
         folder = self.folder / "lexical"
         try:
-            if LexicalIndexMeta.read(folder / "meta.json").version == LEXICAL_VERSION:
-                folded = json.loads((folder / "folded.json").read_text(encoding="utf-8"))
-                if len(folded) == self.size:
-                    return folded, NgramIndex.load(folder)
+            meta = LexicalIndexMeta.read(folder / "meta.json")
+            if meta.version == LEXICAL_VERSION and meta.chunks == self.size:
+                return FoldedTexts.read(folder, meta.chunks, meta.folded_crc32)
         except (CurateError, OSError, ValueError):
-            pass  # a cache that is missing or damaged is built again
+            pass
         return None
 
-    def _lexical(self) -> tuple[list[str], NgramIndex]:
+    def _stored_lexical(self) -> tuple[Sequence[str], NgramIndex] | None:
+        folded = self._stored_folded()
+        try:
+            return None if folded is None else (folded, NgramIndex.load(self.folder / "lexical"))
+        except (OSError, ValueError):
+            return None  # a cache that is missing or damaged is built again
+
+    def _lexical(self) -> tuple[Sequence[str], NgramIndex]:
         if self.folder is None:   # in memory
             return self._lexical_of_chunks()
         stored = self._stored_lexical()
@@ -155,17 +167,17 @@ class KBIndex:
         return folded, ngrams
 
     def _save_lexical(self, tmp: Path, folded: list[str], ngrams: NgramIndex) -> None:
-        (tmp / "folded.json").write_text(json.dumps(folded, ensure_ascii=False), encoding="utf-8")
+        crc32 = write_folded(tmp, folded)
         ngrams.save(tmp)
-        LexicalIndexMeta(version=LEXICAL_VERSION, n=ngrams.n, chunks=len(folded),
-                         snapshot=self.snapshot_id).write(tmp / "meta.json")
+        LexicalIndexMeta(version=LEXICAL_VERSION, n=ngrams.n, chunks=len(folded), snapshot=self.snapshot_id,
+                         folded_crc32=crc32).write(tmp / "meta.json")
 
     @cached_property
-    def lexical(self) -> tuple[list[str], NgramIndex]:
+    def lexical(self) -> tuple[Sequence[str], NgramIndex]:
         return self._lexical()
 
     @property
-    def folded(self) -> list[str]:
+    def folded(self) -> Sequence[str]:
         """Folded text of every chunk (NFKC, case, white space and punctuation removed)."""
         return self.lexical[0]
 

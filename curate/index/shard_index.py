@@ -12,15 +12,16 @@ A snapshot in one shard (every KB under 10,000 chunks) is its own view: `KBIndex
 from __future__ import annotations
 
 import bisect
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import groupby
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
 from curate.engine import Engine, EngineSettings, open_engine, pending
 from curate.errors import CurateError
+from curate.index.folded import FoldedTexts
 from curate.index.kb_index import BRIDGE, LEXICAL_VERSION, KBIndex
 from curate.index.ngrams import NgramIndex
 from curate.kb.shards import NONE, ShardRows, foreign_positions, neighbour_positions, read_column
@@ -45,6 +46,35 @@ class _ViewChunks(Sequence):
         return self.rows[position] if position < size else self.foreign[position - size]
 
 
+def _in_view(position: int, first: int, size: int, foreign_at: dict[int, int]) -> int | None:
+    """Return where a snapshot position sits in a shard's view (its own chunks from `first`, `size` of
+    them; `foreign_at` the others it holds), or None when it is not in it."""
+    if first <= position < first + size:
+        return position - first
+    return foreign_at.get(position)
+
+
+class _Neighbours(Mapping):
+    """Own chunk position -> (previous, next) chunk of its document in a view, from its shard's prev and next
+    columns (snapshot positions), each placed in the view when asked for. It holds no reference to the view:
+    a view left behind by a task is freed at once, not at the next run of the garbage collector."""
+
+    def __init__(self, before: list[int], after: list[int], first: int, size: int, foreign_at: dict[int, int]):
+        self.before, self.after, self.place = before, after, (first, size, foreign_at)
+
+    def __getitem__(self, position: int) -> tuple[int | None, int | None]:
+        if not 0 <= position < len(self.before):
+            raise KeyError(position)
+        return tuple(None if g == NONE else _in_view(g, *self.place)
+                     for g in (self.before[position], self.after[position]))
+
+    def __len__(self) -> int:
+        return len(self.before)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.before)))
+
+
 class ShardIndex(KBIndex):
     """The index of shard `number` of a snapshot, under kb/index/<snapshot id>/shards/part-NNNNN/."""
 
@@ -65,66 +95,72 @@ class ShardIndex(KBIndex):
         return {g: self.size + k for k, g in enumerate(self.foreign)}
 
     def in_view(self, position: int) -> int | None:
-        if self.first <= position < self.first + self.size:
-            return position - self.first
-        return self.view_position.get(position)
+        return _in_view(position, self.first, self.size, self.view_position)
 
     @cached_property
-    def chunks(self) -> _ViewChunks:
+    def foreign_chunks(self) -> list[Chunk]:
+        """The chunks of this shard's documents that other shards hold, each of those shards read once."""
         shards = self.store.shards(self.snapshot_id)
         firsts = [s.first for s in shards]
-        held: dict[int, tuple[Chunk, ...]] = {}   # each other shard read once
+        held: dict[int, tuple[Chunk, ...]] = {}
         foreign = []
         for g in self.foreign:
             number = bisect.bisect_right(firsts, g) - 1
             if number not in held:
                 held[number] = self.store.shard_chunks(self.snapshot_id, number)
             foreign.append(held[number][g - firsts[number]])
-        return _ViewChunks(ShardRows(self.path), foreign)
+        return foreign
+
+    @cached_property
+    def chunks(self) -> _ViewChunks:
+        """The view's chunks: its shard's record column is read the first time a chunk is asked for (a pass
+        that needs only ids, documents and texts never reads it)."""
+        return _ViewChunks(ShardRows(self.path), self.foreign_chunks)
 
     @cached_property
     def doc_ids(self) -> list[str]:
-        return read_column(self.path, "doc_id") + [c.doc_id for c in self.chunks.foreign]
+        return read_column(self.path, "doc_id") + [c.doc_id for c in self.foreign_chunks]
 
     def doc_of(self, position: int) -> str:
         return self.doc_ids[position]
 
     @cached_property
     def position(self) -> dict[str, int]:
-        ids = read_column(self.path, "chunk_id") + [c.chunk_id for c in self.chunks.foreign]
-        return {chunk_id: i for i, chunk_id in enumerate(ids)}
+        ids = read_column(self.path, "chunk_id") + [c.chunk_id for c in self.foreign_chunks]
+        return dict(zip(ids, range(len(ids))))
 
     @cached_property
     def doc_positions(self) -> dict[str, list[int]]:
         by_doc: dict[str, list[int]] = {}
-        for i in sorted(range(len(self.doc_ids)), key=self.global_position):   # in snapshot order
-            by_doc.setdefault(self.doc_ids[i], []).append(i)
+        # in snapshot order: the own chunks are, the foreign ones are placed among them
+        order = sorted(range(len(self.doc_ids)), key=self.global_position) if self.foreign else range(self.size)
+        for doc_id, run in groupby(order, key=self.doc_ids.__getitem__):   # a document's chunks run together
+            by_doc.setdefault(doc_id, []).extend(run)
         return by_doc
 
     @cached_property
-    def neighbours(self) -> dict[int, tuple[int | None, int | None]]:
+    def neighbours(self) -> Mapping[int, tuple[int | None, int | None]]:
         """Own chunk position -> (previous, next) chunk of its document in this view."""
         try:
             before, after = read_column(self.path, "prev"), read_column(self.path, "next")
         except CurateError:   # written before shards named neighbours
             layout = _layout(self.store, self.snapshot_id)[0]
             before, after = ([layout[k][g] for g in range(self.first, self.first + self.size)] for k in (0, 1))
-        return {i: tuple(None if g == NONE else self.in_view(g) for g in (b, a))
-                for i, (b, a) in enumerate(zip(before, after))}
+        return _Neighbours(before, after, self.first, self.size, self.view_position)
+
+    def same_text(self, texts: set[str]) -> list[int]:
+        return self.folded.positions_of(texts, below=self.size)
 
     # -- lexical: this shard's folded texts and n-gram index ---------------------------------------
 
     @cached_property
-    def folded(self) -> list[str]:
-        """Folded text of every chunk of the view: the stored ones read alone (a pass that reads texts does
-        not load the n-gram keys), the foreign ones folded."""
-        if not self.lexical_done:
-            return self.lexical[0]
-        try:
-            own = json.loads((self.folder / "lexical" / "folded.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return self.lexical[0]   # damaged: built again
-        return own + [fold(c.text) for c in self.chunks.foreign]
+    def folded(self) -> FoldedTexts:
+        """Folded text of every chunk of the view: the stored ones read a text at a time (a pass that reads
+        texts does not load the n-gram keys), the foreign ones folded."""
+        own = self._stored_folded()
+        if own is None:   # missing or damaged: built again
+            own = FoldedTexts.of(self.lexical[0][:self.size])
+        return own.followed_by(fold(c.text) for c in self.foreign_chunks)
 
     @cached_property
     def ngrams(self) -> NgramIndex:
@@ -136,12 +172,13 @@ class ShardIndex(KBIndex):
             pass   # damaged: built again
         return self.lexical[1]
 
-    def _stored_lexical(self) -> tuple[list[str], NgramIndex] | None:
+    def _stored_lexical(self) -> tuple[Sequence[str], NgramIndex] | None:
         stored = super()._stored_lexical()
-        return None if stored is None else (stored[0] + [fold(c.text) for c in self.chunks.foreign], stored[1])
+        return None if stored is None else (stored[0].followed_by(fold(c.text) for c in self.foreign_chunks),
+                                            stored[1])
 
     def _lexical_of_chunks(self) -> tuple[list[str], NgramIndex]:
-        folded = [fold(text) for text in read_column(self.path, "text")] + [fold(c.text) for c in self.chunks.foreign]
+        folded = [fold(text) for text in read_column(self.path, "text")] + [fold(c.text) for c in self.foreign_chunks]
         following = [folded[after][:BRIDGE] if after is not None else ""
                      for _, after in (self.neighbours[i] for i in range(self.size))]
         return folded, NgramIndex.build([folded[i] + following[i] for i in range(self.size)])

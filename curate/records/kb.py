@@ -168,13 +168,16 @@ class ChunkGroups(VersionedRecord):
 
 
 class LexicalIndexMeta(VersionedRecord):
-    """kb/index/ID/lexical/meta.json: what the cached folded texts and 4-gram index were built from.
+    """kb/index/ID/lexical/meta.json: what the cached folded texts (folded.txt) and 4-gram index
+    (ngram_keys.npy) were built from.
     A cache: rebuilt whenever it is missing, damaged or of another `version`."""
 
     version: int = Field(description="Version of the way the lexical index is built.")
     n: int = Field(description="Characters per gram.")
     chunks: int = Field(description="Chunks indexed.")
     snapshot: str = Field(description="Snapshot id.")
+    folded_crc32: int | None = Field(None, description="CRC-32 of folded.txt (the folded texts, one a line): "
+                                     "other bytes are a damaged cache.")
 
 
 class CopySketchMeta(VersionedRecord):

@@ -122,7 +122,7 @@ class _Matcher:
         """Return ([chunk positions], score, folded matched text) of every copy above threshold: in one
         chunk, or across a chunk and the next one of its document when neither holds it alone. The chunks
         verified: `candidates` (positions, best first), else the index's own best for the needle."""
-        folded, chunks, neighbours = self.index.folded, self.index.chunks, self.index.neighbours
+        folded, neighbours = self.index.folded, self.index.neighbours
         found = []
         seen: set[tuple[int, ...]] = set()
 

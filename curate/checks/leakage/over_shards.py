@@ -175,8 +175,10 @@ def _same_text_and_candidates(view: KBIndex, shared: tuple) -> tuple[list[tuple]
     for number, folded_texts in enumerate(texts):
         for folded in folded_texts:
             wanted.setdefault(folded, []).append(number)
-    same = [(number, view.global_position(position), view.chunks[position].text, folded)
-            for position, folded in enumerate(view.folded[:view.size]) if folded in wanted for number in wanted[folded]]
+    same = []
+    for position in view.same_text(set(wanted)):
+        text, folded = view.chunks[position].text, view.folded[position]
+        same += [(number, view.global_position(position), text, folded) for number in wanted[folded]]
     rows = [(n, view.global_position(p), share)
             for n, found in enumerate(view.ngrams.candidates_many(needles, min_share=MIN_SHARE, limit=limit))
             for p, share in found]
@@ -191,8 +193,10 @@ def _view_leaks(view: KBIndex, shared: tuple) -> list[tuple]:
     hits = []
     shown = progress(list(enumerate(items)), "checking leakage", unit="item") if alone else enumerate(items)
     for number, item in shown:
-        own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
         mine = tuple(None if positions is None else _own_of(view, positions) for positions in candidates[number])
+        if not any(mine):
+            continue   # none of its candidates here (None: a text not searched): nothing to verify
+        own = {p for p in (view.in_view(g) for g in owns[number]) if p is not None}
         for finding, text in view_leaks(item, own, taken[number], copied[number], view, find, settings, mine):
             places = [view.position[c] for c in finding.chunk_ids]
             finding.where_sha256 = where_fingerprint([view.chunks[p] for p in places])
