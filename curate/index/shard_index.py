@@ -239,10 +239,10 @@ def map_views(index: KBIndex, engine: Engine | None, fn: Callable[[KBIndex, Any]
         return [fn(index, shared)]
     build_lexical(index, engine)
     tasks = [((index.workspace, index.snapshot_id, number), fn) for number in range(count)]
-    return engine.map(_in_view, tasks, shared=shared, label=label)
+    return engine.map(_on_view, tasks, shared=shared, label=label)
 
 
-def _in_view(task: tuple, shared: Any = None) -> Any:
+def _on_view(task: tuple, shared: Any = None) -> Any:
     (workspace, snapshot_id, number), fn = task
     return fn(ShardIndex(workspace, snapshot_id, number), shared)
 
