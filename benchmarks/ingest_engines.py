@@ -28,32 +28,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from common import machine, print_table, save_json  # noqa: E402
+from engines import CHILD as SAMPLER  # noqa: E402   the peak-memory sampler of every child
 
 RESULTS = REPO / "benchmarks" / "results" / "ingest_engines.json"
 DOCUMENTS_PER_CHUNK = 0.178
-CHILD = r"""
-import json, os, sys, threading, time
-from pathlib import Path
-
-def tree_rss():
-    total, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            total += next(int(l.split()[1]) for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:"))
-            for task in os.listdir(f"/proc/{pid}/task"):
-                todo += [int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
-        except (OSError, StopIteration, ValueError):
-            pass
-    return total * 1024
-
-peak = [0]
-def sample():
-    while True:
-        peak[0] = max(peak[0], tree_rss())
-        time.sleep(0.1)
-threading.Thread(target=sample, daemon=True).start()
-
+CHILD = SAMPLER.split("from curate.checks.leakage.find")[0] + r"""
 from curate.kb.store import ingest
 from curate.workspace import init_workspace
 

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
-import sys
-import time
 
 from curate.checks.copies import chunk_groups
 from curate.engine import EngineSettings, LocalEngine, open_engine
@@ -21,6 +17,7 @@ from curate.kb.store import SnapshotStore
 from curate.records import Chunk, ChunkerSettings, Scope
 from curate.workspace import Workspace, init_workspace
 
+from tests.support.killed import kill_when, stage_script
 from tests.support.many_chunks import many_chunks
 
 FOOTER = "本文由客服中心整理，转载请注明出处。"
@@ -139,18 +136,11 @@ def test_a_killed_search_resumes_from_the_shards_it_sketched_on_either_engine(tm
     for name, engine in (("local", "LocalEngine(2)"), ("ray", f"open_engine(EngineSettings('ray', {ray_address!r}))")):
         workspace = init_workspace(tmp_path / name)
         _write(workspace, chunks, shard_size=2_000)
-        script = ("from curate.engine import *\nfrom curate.index.kb_index import KBIndex\n"
-                  "from curate.checks.copies import chunk_groups\nfrom curate.workspace import Workspace\n"
-                  f"from pathlib import Path\nchunk_groups(KBIndex(Workspace(Path({str(workspace.root)!r})), "
-                  f"{snapshot!r}), engine={engine})\n")
-        process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 300   # a safety net; the test waits for the sketches, not for the clock
-        while len(_sketches(workspace, snapshot)) < 3:
-            assert process.poll() is None, process.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "no shard was sketched within 300 s"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        script = stage_script(f"chunk_groups(KBIndex(Workspace(Path({str(workspace.root)!r})), {snapshot!r}), "
+                              "engine=ENGINE)", "from curate.index.kb_index import KBIndex\n"
+                              "from curate.checks.copies import chunk_groups\nfrom curate.workspace import Workspace",
+                              engine)
+        kill_when(script, lambda: len(_sketches(workspace, snapshot)) >= 3, "shard sketched")
         kept = _sketches(workspace, snapshot)
         assert 3 <= len(kept) < shards, name
         found = chunk_groups(KBIndex(workspace, snapshot), engine=LocalEngine(2))

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -23,6 +19,7 @@ from curate.kb.store import SnapshotStore
 from curate.records import ChunkerSettings
 from curate.workspace import Workspace, init_workspace
 
+from tests.support.killed import kill_when, stage_script
 from tests.support.many_chunks import many_chunks
 from tests.support.tiny_model import tiny_model
 
@@ -66,18 +63,11 @@ def test_a_killed_embedding_resumes_from_its_shards_and_slices_on_either_engine(
     for name, engine in (("local", "LocalEngine(2)"), ("ray", f"open_engine(EngineSettings('ray', {ray_address!r}))")):
         workspace = init_workspace(tmp_path / name)
         _write(workspace, chunks, shard_size=2_000)
-        script = ("from curate.engine import *\nfrom curate.index.kb_index import KBIndex\n"
-                  "from curate.index.shard_dense import build_dense_shards\nfrom curate.workspace import Workspace\n"
-                  f"from pathlib import Path\nbuild_dense_shards(KBIndex(Workspace(Path({str(workspace.root)!r})), "
-                  f"{snapshot!r}), {model!r}, {engine})\n")
-        process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 300   # a safety net; the test waits for the shards, not for the clock
-        while len(_vector_files(workspace, snapshot)) < 3:
-            assert process.poll() is None, process.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "no shard was embedded within 300 s"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        script = stage_script(f"build_dense_shards(KBIndex(Workspace(Path({str(workspace.root)!r})), {snapshot!r}), "
+                              f"{model!r}, ENGINE)", "from curate.index.kb_index import KBIndex\n"
+                              "from curate.index.shard_dense import build_dense_shards\n"
+                              "from curate.workspace import Workspace", engine)
+        kill_when(script, lambda: len(_vector_files(workspace, snapshot)) >= 3, "shard embedded")
         kept = len(_vector_files(workspace, snapshot))
         built, done = build_dense_shards(KBIndex(workspace, snapshot), model, LocalEngine(2))
         assert done == kept and built == shards - kept and built > 0, name

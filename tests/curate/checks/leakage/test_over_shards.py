@@ -7,11 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 from curate.checks.copies import chunk_groups
 from curate.checks.leakage.find import LeakSettings
@@ -24,6 +19,7 @@ from curate.kb.store import SnapshotStore
 from curate.records import ChunkerSettings
 from curate.workspace import Workspace, init_workspace
 
+from tests.support.killed import kill_when
 from tests.support.many_chunks import many_chunks
 from tests.support.tiny_model import tiny_model
 
@@ -86,18 +82,6 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     assert sum(name.endswith("vectors.npy") for name in files) == 10
 
 
-def _kill_when_shards_are_built(workspace: Workspace, snapshot: str, script: str, shards: int) -> None:
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    folder = workspace.kb_dir / "index" / snapshot / "shards"
-    deadline = time.monotonic() + 300   # a safety net; the test waits for the shards, not for the clock
-    while len(list(folder.glob("*/lexical/meta.json"))) < shards:
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no shard was indexed within 300 s"
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-
-
 def test_a_killed_index_build_resumes_from_its_completed_shards_on_either_engine(tmp_path, ray_address):
     chunks, items, _ = many_chunks(24_000)
     fresh = init_workspace(tmp_path / "fresh")
@@ -110,7 +94,8 @@ def test_a_killed_index_build_resumes_from_its_completed_shards_on_either_engine
                   "from curate.index.shard_index import build_lexical\nfrom curate.workspace import Workspace\n"
                   f"from pathlib import Path\nbuild_lexical(KBIndex(Workspace(Path({str(workspace.root)!r})), "
                   f"{snapshot!r}), {engine})\n")
-        _kill_when_shards_are_built(workspace, snapshot, script, 3)
+        kill_when(script, lambda: len(list((workspace.kb_dir / "index" / snapshot / "shards").glob(
+            "*/lexical/meta.json"))) >= 3, "shard indexed")
         left = 12 - len(list((workspace.kb_dir / "index" / snapshot / "shards").glob("*/lexical/meta.json")))
         built, done = build_lexical(KBIndex(workspace, snapshot), open_engine(EngineSettings("local", workers=2)))
         assert done >= 3 and built == left and built + done == 12, name
