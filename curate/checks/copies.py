@@ -33,7 +33,7 @@ from curate.checks.copy_rule import BOILERPLATE_DOCS, BOILERPLATE_EDGE
 from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import band_pairs
-from curate.index.shard_index import map_views, shard_views
+from curate.index.shard_index import build_lexical, map_views, shard_views
 from curate.kb.scope_fields import scope_key
 from curate.records import ChunkGroup, ChunkGroups, WithheldPair, now
 
@@ -53,6 +53,8 @@ def chunk_groups(index: KBIndex, near_min: float = 90.0, undone: Sequence[Sequen
     undid are never joined again. A snapshot in many shards is sketched and judged on `engine` (default:
     the local engine); the groups are the same on every engine and in one view."""
     engine = engine or (LocalEngine() if shard_views(index) > 1 else None)
+    if engine is not None:
+        build_lexical(index, engine)   # once: every pass below reads the shards' lexical indexes
     sketches = map_views(index, engine, sketch, None, f"finding copies in {index.snapshot_id}")
     rules = Rules(near_min, tuple(frozenset(members) for members in undone), any(s.scoped for s in sketches), {})
     actions = _actions(sketches)

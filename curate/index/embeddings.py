@@ -312,12 +312,13 @@ class EmbeddingCache:
             position = {k: i for i, k in enumerate(keys)}
             self.folder.mkdir(parents=True, exist_ok=True)
             # vectors first, keys last: a reader matches their lengths, so a half-written pair is dropped
-            atomic_write_bytes(self.folder / "vectors.npy", _npy_bytes(vectors))
+            atomic_write_bytes(self.folder / "vectors.npy", npy_bytes(vectors))
             EmbeddingKeys(keys=keys).write(self.folder / "keys.json")
         return keys, vectors, position
 
 
-def _npy_bytes(array: np.ndarray) -> bytes:
+def npy_bytes(array: np.ndarray) -> bytes:
+    """Return an array as the bytes of an .npy file (written atomically by the caller)."""
     import io
     buffer = io.BytesIO()
     np.save(buffer, array)

@@ -18,7 +18,7 @@ import numpy as np
 
 from curate.engine import Engine, LocalEngine, pending
 from curate.fileio import atomic_write_bytes
-from curate.index.embeddings import EmbeddingCache, load_model
+from curate.index.embeddings import EmbeddingCache, load_model, npy_bytes
 from curate.index.kb_index import DENSE_SAMPLE, DENSE_VERSION, KBIndex
 from curate.index.shard_index import ShardIndex, shard_views
 from curate.kb.shards import read_column
@@ -89,7 +89,7 @@ def _embed_shard(task: tuple, model: str) -> int:
             encoder = encoder or load_model(model)
             part = np.asarray(encoder.encode(texts[start:start + SLICE]), dtype=np.float32)
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(path, _npy_bytes(part))
+            atomic_write_bytes(path, npy_bytes(part))
         parts.append(part)
     vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     meta = DenseIndexMeta(version=DENSE_VERSION, model=model, snapshot=view.snapshot_id, chunks=view.size,
@@ -105,13 +105,6 @@ def _stored_slice(path, rows: int) -> np.ndarray | None:
     except (OSError, ValueError):
         return None   # not done yet, or cut short by a kill: embedded again
     return part if part.ndim == 2 and len(part) == rows else None
-
-
-def _npy_bytes(array: np.ndarray) -> bytes:
-    import io
-    buffer = io.BytesIO()
-    np.save(buffer, array)
-    return buffer.getvalue()
 
 
 def dense_ranks_over(shards: Sequence[np.ndarray], vectors: np.ndarray, gold: Sequence[set[int]], k: int,

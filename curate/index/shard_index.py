@@ -233,11 +233,11 @@ def build_lexical(index: KBIndex, engine: Engine) -> tuple[int, int]:
 def map_views(index: KBIndex, engine: Engine | None, fn: Callable[[KBIndex, Any], R], shared: Any,
               label: str) -> list[R]:
     """Return fn(view, shared) of each view of a snapshot in shard order: of the index itself when it is one
-    view (in this process), else of each shard's `ShardIndex` on `engine` (its lexical index built first)."""
+    view (in this process), else of each shard's `ShardIndex` on `engine` (a stage that reads the shards'
+    lexical indexes builds them first: `build_lexical`)."""
     count = shard_views(index)
     if count == 1:
         return [fn(index, shared)]
-    build_lexical(index, engine)
     tasks = [((index.workspace, index.snapshot_id, number), fn) for number in range(count)]
     return engine.map(_on_view, tasks, shared=shared, label=label)
 

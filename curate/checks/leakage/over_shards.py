@@ -30,7 +30,7 @@ from curate.checks.leakage.find import (MIN_SHARE, LeakSettings, Own, extractive
                                         taken_from_evidence, view_leaks)
 from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
-from curate.index.shard_index import ShardIndex, build_lexical, shard_views
+from curate.index.shard_index import build_lexical, map_views, shard_views
 from curate.kb.scope_fields import scope_key
 from curate.progress import progress
 from curate.records import ChunkGroups, EvalItem, LeakFinding
@@ -53,7 +53,7 @@ def kb_leaks(items: Sequence[EvalItem], index: KBIndex, settings: LeakSettings, 
     of `curate.checks.leakage.find`), its shards run on `engine` (default: the local engine)."""
     views = shard_views(index)
     engine = engine or LocalEngine()
-    run = _runner(index, views, engine)
+    run = _runner(index, engine)
     if views > 1:
         build_lexical(index, engine)
     copies = index.copies if views == 1 else _raw_copies(index)
@@ -105,21 +105,12 @@ def _best(found: np.ndarray, count: int, limit: int) -> list[list[int]]:
     return [position[a:min(b, a + limit)].tolist() for a, b in zip(starts[:-1], starts[1:])]
 
 
-def _runner(index: KBIndex, views: int, engine: Engine) -> Run:
+def _runner(index: KBIndex, engine: Engine) -> Run:
     """Return how a pass runs: on the index itself when it is one shard, else on `engine` over its shards."""
-    if views == 1:
-        return lambda fn, shared: [fn(index, shared)]
-    tasks = [(index.workspace, index.snapshot_id, number) for number in range(views)]
-
     def run(fn: Callable, shared: Any) -> list:
-        return engine.map(_in_view, [(task, fn) for task in tasks], shared=shared,
-                          label=f"checking leakage in {index.snapshot_id} ({fn.__name__.strip('_').replace('_', ' ')})")
+        return map_views(index, engine, fn, shared,
+                         f"checking leakage in {index.snapshot_id} ({fn.__name__.strip('_').replace('_', ' ')})")
     return run
-
-
-def _in_view(task: tuple, shared: Any) -> Any:
-    (workspace, snapshot_id, number), fn = task
-    return fn(ShardIndex(workspace, snapshot_id, number), shared)
 
 
 def _raw_copies(index: KBIndex) -> dict[str, list[str]]:
