@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from rapidfuzz import fuzz
 
@@ -54,7 +55,10 @@ _NUMBER = re.compile(r"\d+(?:[.,:/~\-]\d+)*(?:\s*(?:[至到~\-]|年|月)\s*\d+(?
                      r"[年月日号个次天元岁位名台项条倍枚米人座架辆]?")
 _WORD_CHAR = re.compile(r"[A-Za-z0-9]")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_NAMED = re.compile(r"(?<![A-Za-z0-9_-])([A-Z]{1,8}[-_]?)(\d{2,})")   # named_codes: a code's head and its digits
+_WORD_ASCII = re.compile(r"[A-Za-z0-9_]")
 # what differs, most telling first: the question names the first (a code or a date identifies a side)
+K = TypeVar("K")
 PRIORITY: tuple[Difference, ...] = ("code", "date", "name", "number", "negation")
 
 
@@ -203,10 +207,8 @@ def near_copies(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage], *, ne
     unique = sorted(first.values())
     shapes: dict[str, set[str]] = defaultdict(set)     # shape -> the documents it is in
     for k in unique:
-        shapes[_shape(passages[k].folded)].add(chunks[passages[k].chunk].doc_id)
-    documents = len({c.doc_id for c in chunks})
-    boilerplate = {shape for shape, docs in shapes.items()
-                   if len(docs) > TEMPLATE_MAX and len(docs) >= BOILERPLATE_SHARE * documents}
+        shapes[shape(passages[k].folded)].add(chunks[passages[k].chunk].doc_id)
+    boilerplate = boilerplate_shapes(shapes, len({c.doc_id for c in chunks}))
     # passages are short: 3-grams, and bands of two rows, find two 25-character sentences that differ
     # in two numbers (Jaccard about 0.5) nearly always; the ratio below keeps only the near copies
     index = NgramIndex.build([passages[k].folded for k in unique], n=GRAM)
@@ -215,28 +217,46 @@ def near_copies(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage], *, ne
         score = fuzz.ratio(a.folded, b.folded)
         if score < near_min:
             continue
-        reason = _pair_reason(chunks, a, b, boilerplate)
-        if isinstance(reason, str):
-            mined.left_out[reason] += 1
-            continue
-        difference, token_a, token_b = reason
-        pa, pb = passage(chunks, a), passage(chunks, b)
-        mined.pairs.append(MinedPair(
-            pair_id=pair_id(f"{pa.chunk_id}:{a.start}", f"{pb.chunk_id}:{b.start}"), kind="near_copy",
-            difference=difference, differs=f"{token_a or '(none)'} ≠ {token_b or '(none)'}",
-            token_a=token_a, token_b=token_b, score=round(score, 1), a=pa, b=pb))
+        found = copy_pair(chunks, a, b, score, boilerplate)
+        if isinstance(found, str):
+            mined.left_out[found] += 1
+        else:
+            mined.pairs.append(found)
     return mined
 
 
-def _shape(folded: str) -> str:
+def boilerplate_shapes(shapes: dict[K, set[str]], documents: int) -> set[K]:
+    """Return the shapes that are boilerplate: in more than TEMPLATE_MAX of the `documents` (a language's), and in
+    a quarter of them at least (`shapes`: each shape, or a digest of it, and the documents it is in).
+
+    >>> sorted(boilerplate_shapes({"footer0": {f"d{k}" for k in range(8)}, "fact": {"d1", "d2"}}, 30))
+    ['footer0']
+    """
+    return {masked for masked, docs in shapes.items()
+            if len(docs) > TEMPLATE_MAX and len(docs) >= BOILERPLATE_SHARE * documents}
+
+
+def shape(folded: str) -> str:
     """Return a passage's shape: its folded text with every number masked."""
     return _NUMBER_RUN.sub("0", folded)
 
 
-def _pair_reason(chunks: Sequence[Chunk], a: ChunkPassage, b: ChunkPassage,
-                 boilerplate: set[str]) -> tuple[Difference, str, str] | str:
+def copy_pair(chunks, a: ChunkPassage, b: ChunkPassage, score: float, boilerplate: set[str]) -> MinedPair | str:
+    """Return the near-copy pair of passages `a` and `b` (`chunks[a.chunk]` holds `a`: a list, or a mapping
+    of snapshot positions), or why it is left out."""
+    reason = _pair_reason(chunks, a, b, boilerplate)
+    if isinstance(reason, str):
+        return reason
+    difference, token_a, token_b = reason
+    pa, pb = passage(chunks, a), passage(chunks, b)
+    return MinedPair(pair_id=pair_id(f"{pa.chunk_id}:{a.start}", f"{pb.chunk_id}:{b.start}"), kind="near_copy",
+                     difference=difference, differs=f"{token_a or '(none)'} ≠ {token_b or '(none)'}",
+                     token_a=token_a, token_b=token_b, score=round(score, 1), a=pa, b=pb)
+
+
+def _pair_reason(chunks, a: ChunkPassage, b: ChunkPassage, boilerplate: set[str]) -> tuple[Difference, str, str] | str:
     """Return (what differs, token of a, token of b) for a near-copy pair, or why it is left out."""
-    if _shape(a.folded) in boilerplate:
+    if shape(a.folded) in boilerplate:
         return "boilerplate (its shape repeats in many passages)"
     text_a, text_b = chunks[a.chunk].text[a.start:a.end], chunks[b.chunk].text[b.start:b.end]
     runs = differences(text_a, text_b)
@@ -269,32 +289,71 @@ def near_codes(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage]) -> Min
     is about it (`_stated_apart`), and the pairs left out and why."""
     mined = Mined()
     where: dict[str, list[tuple[int, int]]] = defaultdict(list)   # code -> (its offset in the passage, passage)
-    named: dict[tuple[int, tuple[str, str, int]], set[str]] = defaultdict(set)   # (passage, family) -> codes
+    lists: set[int] = set()
     for k, found in enumerate(passages):
-        text = chunks[found.chunk].text[found.start:found.end]
-        for match in CODE.finditer(text):
-            where[match.group(0)].append((match.start(), k))
-            named[k, family(match.group(0))].add(match.group(0))
-    lists = {k for (k, _), codes in named.items() if len(codes) > LIST_MIN - 1}
-    families: dict[tuple[str, str, int], list[str]] = defaultdict(list)
-    for code in sorted(where):
-        families[family(code)].append(code)
-    for codes in families.values():
-        for i, x in enumerate(codes):
-            for y in codes[i + 1:]:
-                if sum(p != q for p, q in zip(x, y)) != 1:
-                    continue
-                a = _stated_apart(chunks, passages, where, x, y, lists)
-                b = _stated_apart(chunks, passages, where, y, x, lists)
-                if a is None or b is None:
-                    mined.left_out["codes never stated apart, or only in passing"] += 1
-                    continue
-                pa, pb = passage(chunks, passages[a]), passage(chunks, passages[b])
-                mined.pairs.append(MinedPair(
-                    pair_id=pair_id(f"{pa.chunk_id}:{x}", f"{pb.chunk_id}:{y}"), kind="near_code",
-                    difference="code", differs=f"{x} ≠ {y}", token_a=x, token_b=y,
-                    score=round(fuzz.ratio(passages[a].folded, passages[b].folded), 1), a=pa, b=pb))
+        stated, listed = codes_in(chunks[found.chunk].text[found.start:found.end])
+        for code, offset in stated:
+            where[code].append((offset, k))
+        if listed:
+            lists.add(k)
+    for x, y in code_pairs(where):
+        a = _stated_apart(chunks, passages, where, x, y, lists)
+        b = _stated_apart(chunks, passages, where, y, x, lists)
+        if a is None or b is None:
+            mined.left_out[NEVER_APART] += 1
+            continue
+        mined.pairs.append(code_pair(chunks, passages[a], passages[b], x, y))
     return mined
+
+
+NEVER_APART = "codes never stated apart, or only in passing"
+
+
+def codes_in(text: str) -> tuple[list[tuple[str, int]], bool]:
+    """Return the codes a passage states, each with its offset, and whether it lists LIST_MIN codes of one
+    family or more.
+
+    >>> codes_in("- LG-4031：路由权限未授予。")
+    ([('LG-4031', 2)], False)
+    >>> codes_in("A320、A310 和 A380")[1]
+    True
+    """
+    stated = [(match.group(0), match.start()) for match in CODE.finditer(text)]
+    named: dict[tuple[str, str, int], set[str]] = defaultdict(set)
+    for code, _ in stated:
+        named[family(code)].add(code)
+    return stated, any(len(codes) > LIST_MIN - 1 for codes in named.values())
+
+
+def about(offset: int, listed: bool) -> bool:
+    """Return whether a passage is about a code it states at `offset`: within its first SUBJECT_WITHIN
+    characters, in no list of codes (a code further in is mentioned in passing)."""
+    return offset < SUBJECT_WITHIN and not listed
+
+
+def code_pairs(codes: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Yield the pairs of codes of one family that differ in one digit: families in the order of their
+    first code, codes sorted.
+
+    >>> list(code_pairs(["LG-4032", "LG-4031", "LG-5131", "AB-4031", "LG4033"]))
+    [('LG-4031', 'LG-4032')]
+    """
+    families: dict[tuple[str, str, int], list[str]] = defaultdict(list)
+    for code in sorted(codes):
+        families[family(code)].append(code)
+    for same in families.values():
+        for i, x in enumerate(same):
+            for y in same[i + 1:]:
+                if sum(p != q for p, q in zip(x, y)) == 1:
+                    yield x, y
+
+
+def code_pair(chunks, a: ChunkPassage, b: ChunkPassage, x: str, y: str) -> MinedPair:
+    """Return the near-code pair of `x` stated in passage `a` and `y` in `b` (`chunks[a.chunk]` holds `a`)."""
+    pa, pb = passage(chunks, a), passage(chunks, b)
+    return MinedPair(pair_id=pair_id(f"{pa.chunk_id}:{x}", f"{pb.chunk_id}:{y}"), kind="near_code",
+                     difference="code", differs=f"{x} ≠ {y}", token_a=x, token_b=y,
+                     score=round(fuzz.ratio(a.folded, b.folded), 1), a=pa, b=pb)
 
 
 def family(code: str) -> tuple[str, str, int]:
@@ -303,13 +362,29 @@ def family(code: str) -> tuple[str, str, int]:
     return match.group(1), match.group(2), len(match.group(3))
 
 
+def named_codes(text: str) -> set[str]:
+    """Return every code `text` names as a word of its own: each `other` for which
+    `(?<![A-Za-z0-9_-])other(?![A-Za-z0-9_])` is found in it (a code before ".5" or "-2" included, which
+    CODE does not state), so a passage's names can be kept without its text.
+
+    >>> sorted(named_codes("LG-4031 或 LG-4032.5，非 xLG-4033"))
+    ['LG-4031', 'LG-4032']
+    """
+    found = set()
+    for match in _NAMED.finditer(text):
+        head, digits = match.group(1), match.group(2)
+        for width in range(2, min(8, len(digits)) + 1):   # an ASCII digit after the code joins it; \d is wider
+            after = digits[width] if width < len(digits) else text[match.end():match.end() + 1]
+            if not after or not _WORD_ASCII.match(after):
+                found.add(head + digits[:width])
+    return found
+
+
 def _stated_apart(chunks: Sequence[Chunk], passages: Sequence[ChunkPassage],
                   where: dict[str, list[tuple[int, int]]], code: str, other: str, lists: set[int]) -> int | None:
-    """Return the passage that states `code` and is about it: the code within its first SUBJECT_WITHIN
-    characters, the `other` code not named, no list of LIST_MIN codes of the family or more ("A320、
-    A310 和 A380"); of those, the one where the code comes first (a list item that opens with it), the
-    earlier passage on a tie."""
-    apart = [(offset, k) for offset, k in where[code] if offset < SUBJECT_WITHIN and k not in lists
-             and not re.search(rf"(?<![A-Za-z0-9_-]){re.escape(other)}(?![A-Za-z0-9_])",
-                               chunks[passages[k].chunk].text[passages[k].start:passages[k].end])]
+    """Return the passage that states `code` and is about it (`about`), the `other` code not named
+    ("A320、A310 和 A380"); of those, the one where the code comes first (a list item that opens with it),
+    the earlier passage on a tie."""
+    apart = [(offset, k) for offset, k in where[code] if about(offset, k in lists)
+             and other not in named_codes(chunks[passages[k].chunk].text[passages[k].start:passages[k].end])]
     return min(apart)[1] if apart else None
