@@ -23,6 +23,11 @@ EXIT_ERROR = 2
 EXIT_INTERNAL = 3
 MAX_ERRORS_SHOWN = 50
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# the commands that run work over a KB in shards (check-dups, check-leakage, grade, generate)
+ENGINE_OPTION = click.option(
+    "--engine", metavar="ENGINE", help="Where the work over a KB in many shards (10,000 chunks or more) runs: local (processes "
+    "on this machine), ray (a Ray started here), or a Ray cluster's address (ray://HOST:10001, HOST:PORT, auto) "
+    "[default: [engine] in curate.toml, else local].")
 
 
 def debug_enabled(ctx: click.Context) -> bool:

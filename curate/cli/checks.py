@@ -12,15 +12,9 @@ from curate.checks.duplicates import check_dups as run_check_dups
 from curate.checks.leakage import LeakSettings
 from curate.checks.leakage import check_leakage as run_check_leakage
 from curate.checks.split import split
-from curate.cli.base import EXIT_FINDINGS, workspace_of
+from curate.cli.base import ENGINE_OPTION, EXIT_FINDINGS, workspace_of
 from curate.cli.display import console, short, table
 from curate.dataset import DatasetStore
-
-
-ENGINE_OPTION = click.option(
-    "--engine", metavar="ENGINE", help="Where the work over a KB in many shards (10,000 chunks or more) runs: local (processes "
-    "on this machine), ray (a Ray started here), or a Ray cluster's address (ray://HOST:10001, HOST:PORT, auto) "
-    "[default: [engine] in curate.toml, else local].")
 
 
 @click.command("check-dups")

@@ -6,7 +6,7 @@ from collections import Counter
 
 import click
 
-from curate.cli.base import push_options, workspace_of
+from curate.cli.base import ENGINE_OPTION, push_options, workspace_of
 from curate.cli.display import console, short, table
 from curate.generate.asking import why_kind
 from curate.generate.core import MINED_TYPES, TYPES
@@ -34,10 +34,12 @@ from curate.generate.run import GenerateReport, generate, parse_types
 @click.option("--push", is_flag=True, help="Send the added items to Argilla: a person confirms the evidence and near "
               "misses and accepts, edits or discards each question.")
 @push_options
+@ENGINE_OPTION
 @click.pass_context
 def generate_command(ctx: click.Context, dataset: str, kb: str | None, n: int, types: str, seed: int,
                      keep_closed_book: bool, dry_run: bool, budget: float | None, budget_tokens: int | None,
-                     show: int, push: bool, pool_k: int, argilla_workspace: str, api_url: str | None) -> None:
+                     show: int, push: bool, pool_k: int, argilla_workspace: str, api_url: str | None,
+                     engine: str | None) -> None:
     """Make questions from a KB snapshot: confusable pairs (near codes, near copies that differ in a number,
     date, name or negation) and unanswerable probes, mined without a model; single, multi_evidence and
     conditional questions written by the [generator] (or [judge]) model; filter every candidate in one pass
@@ -45,7 +47,9 @@ def generate_command(ctx: click.Context, dataset: str, kb: str | None, n: int, t
     the kept ones to DATASET as synthetic drafts a person must review."""
     report = generate(workspace_of(ctx), dataset=dataset, kb=kb, n=n, types=parse_types(types), seed=seed,
                       keep_closed_book=keep_closed_book, dry_run=dry_run, budget=budget, budget_tokens=budget_tokens,
-                      push=push, pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace)
+                      push=push, pool_k=pool_k, api_url=api_url, argilla_workspace=argilla_workspace, engine=engine)
+    if report.engine:
+        click.echo(f"note: mined {report.shards:,} shards of {report.record.kb_snapshot} on {report.engine}", err=True)
     if report.plan is not None:
         _print_plan(report)
         return

@@ -33,9 +33,10 @@ class Made:
     not_asked: Counter = field(default_factory=Counter)
 
 
-def mined_candidates(chunks: Sequence[Chunk], types: Sequence[str], run: str) -> Made:
-    """Return the candidates of the mined `types` (confusable, unanswerable) of a KB's chunks."""
-    mined = mine(chunks)
+def mined_candidates(chunks: Sequence[Chunk], types: Sequence[str], run: str, mined: Mined | None = None) -> Made:
+    """Return the candidates of the mined `types` (confusable, unanswerable) of a KB's chunks (`mined`: what
+    `mine` finds in them, when it was mined already: over the shards of a large KB)."""
+    mined = mined if mined is not None else mine(chunks)
     made = Made(mined=mined, probes=[], candidates=[])
     if "confusable" in types:
         made.candidates += code_candidates(mined.pairs, run)

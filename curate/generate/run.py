@@ -21,6 +21,7 @@ from pathlib import Path
 from curate.annotate.push import push as push_items
 from curate.dataset import DatasetStore
 from curate.dataset.locate import Locator
+from curate.engine import engine_settings
 from curate.errors import InputError
 from curate.fileio import atomic_write_bytes, jsonl_bytes
 from curate.generate import written
@@ -30,7 +31,9 @@ from curate.generate.endpoint import generator_config
 from curate.generate.estimate import Step, cost
 from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by, duplicates
 from curate.generate.items import item_id, to_items
+from curate.generate.mine_shards import mine_index
 from curate.index.kb_index import KBIndex
+from curate.index.shard_index import engine_for, shard_views
 from curate.kb import SnapshotStore
 from curate.scope import read_scope_settings
 from curate.records import EvalItem
@@ -50,6 +53,8 @@ class GenerateReport:
     pushed: object | None = None   # the Argilla push report, with --push
     plan: list[Step] | None = None   # with --dry-run: what the run would ask, step by step (nothing written)
     plan_cost: float | None = None   # and what that costs at most (None: no price known)
+    shards: int = 1                  # the shards of the snapshot mining ran over
+    engine: str | None = None        # where, when over more than one
 
 
 def parse_types(text: str) -> list[str]:
@@ -75,16 +80,19 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
              types: Sequence[str] = MINED_TYPES, seed: int = 0, keep_closed_book: bool = False,
              dry_run: bool = False, budget: float | None = None, budget_tokens: int | None = None,
              push: bool = False, pool_k: int = 8, api_url: str | None = None,
-             argilla_workspace: str = "curate") -> GenerateReport:
+             argilla_workspace: str = "curate", engine: str | None = None) -> GenerateReport:
     """Make up to `n` questions of `types` from a KB snapshot and add the kept ones to `dataset` (see the
     module docstring). With a model ([generator] or [judge]), it writes single, multi_evidence and
     conditional questions and asks every question closed-book; `dry_run` says what that would ask and
     cost and writes nothing; `budget` (USD) and `budget_tokens` stop calls before they are exceeded.
     With `push`, the run's items go to Argilla, where a person confirms the evidence and near misses and
-    accepts, edits or discards each question (a discarded one is rejected at the next pull)."""
+    accepts, edits or discards each question (a discarded one is rejected at the next pull). A snapshot in
+    many shards is mined over its shards on the engine `engine` names (local, ray, a Ray address), else
+    curate.toml's [engine], else the local engine; the rest of the run reads the whole snapshot."""
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", field="n")
     types = parse_types(",".join(types))
+    chosen = engine_settings(workspace, engine)
     store = DatasetStore(workspace)
     meta, items = store.load_or_new(dataset)     # read as it is now; checked again under the lock below
     snapshots = SnapshotStore(workspace)
@@ -94,7 +102,10 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
     run = run_id(snapshot_id, types, n, seed, config.model if config else None)
     folder = store.folder(dataset) / "generated" / run
     index = KBIndex.open(workspace, snapshot_id)
-    made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run)
+    with engine_for(index, chosen) as running:
+        mined = mine_index(index, running)
+    shards = shard_views(index)
+    made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run, mined)
     asked_types = [t for t in types if t in MODEL_TYPES]
     seeds, skipped = (written.seeds(index.chunks, asked_types, quotas(n, types), seed, index.copies)
                       if judge is not None and asked_types else ([], Counter()))
@@ -104,7 +115,8 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
         steps = plan(judge, seeds, made.candidates) if judge is not None else []
         price = judge.config.prices.get(judge.config.model) if judge is not None else None
         return GenerateReport(record=record, candidates=made.candidates, folder=folder, plan=steps,
-                              plan_cost=cost(steps, price) if steps else None)
+                              plan_cost=cost(steps, price) if steps else None, shards=shards,
+                              engine=chosen.describe() if shards > 1 else None)
     # The model is asked without the dataset's lock (minutes of calls: other commands go on); what the
     # dataset holds is read again under the lock, where duplicates are decided and items added.
     written_ones, record.not_written = write_questions(judge, seeds, run) if judge is not None else ([], {})
@@ -115,7 +127,8 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
         _snapshot(snapshots, dataset, kb, meta.kb_snapshot, snapshot_id)
         new = _make(workspace, store, meta, items, record, made, candidates, index, snapshots, folder,
                     keep_closed_book)
-    report = GenerateReport(record=record, candidates=candidates, folder=folder, items=new)
+    report = GenerateReport(record=record, candidates=candidates, folder=folder, items=new, shards=shards,
+                            engine=chosen.describe() if shards > 1 else None)
     if push and (record.added or record.already):   # pushing again updates the records, keeps the answers
         report.pushed = push_items(workspace, dataset=dataset, statuses=("draft",),
                                    only=set(record.added) | set(record.already),

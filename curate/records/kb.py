@@ -192,6 +192,23 @@ class CopySketchMeta(VersionedRecord):
     scopes: list[Scope | None] = Field(description="The distinct scopes of the chunks (null: everyone, always).")
 
 
+class MineSketchMeta(VersionedRecord):
+    """kb/index/ID/shards/part-NNNNN/mining/meta.json: what `curate generate` found out about the chunks of one shard
+    of a snapshot in many before mining any pair (`curate.generate.mine_sketch`); beside it, chunks.npy (each chunk's
+    language and document, numbers into the lists below), passages.npy, digests.npy, shapes.npy and bands.npy (each
+    sentence passage first of its folded text in the shard: its span, digests of its folded text and shape, the
+    hashes of its 32 MinHash bands), found.npy, stated.npy and named.npy (the codes its line passages state, and
+    where one is about a code, the other codes it names). A cache: made again whenever it is missing, damaged or of
+    another `version`."""
+
+    version: int = Field(description="Version of the way the sketch is made.")
+    chunks: int = Field(description="Chunks sketched.")
+    snapshot: str = Field(description="Snapshot id.")
+    languages: list[str] = Field(description="The languages of the chunks.")
+    doc_ids: list[str] = Field(description="The documents of the chunks.")
+    codes: list[str] = Field(description="The codes the chunks state or name.")
+
+
 class DenseIndexMeta(VersionedRecord):
     """kb/index/ID/dense/KEY/meta.json: what `curate grade --dense` found out about embedding a snapshot's
     chunks with one model, and whether vectors.npy beside it holds every chunk's vector. A cache."""
