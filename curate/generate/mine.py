@@ -192,7 +192,7 @@ def mine(chunks: Sequence[Chunk]) -> Mined:
         own = [position for position, lang in enumerate(languages) if lang == language]
         part = [chunks[position] for position in own]
         for found in (near_copies(part, chunk_passages(part)),
-                      near_codes(part, chunk_passages(part, lines=True))):
+                      near_codes(part, chunk_passages(part, lines=True, holding=CODE))):
             mined.pairs += found.pairs
             mined.left_out.update(found.left_out)
     return mined

@@ -21,7 +21,7 @@ import numpy as np
 
 from curate.errors import CurateError
 from curate.fileio import atomic_directory
-from curate.generate.mine import BANDS, GRAM, about, codes_in, family, named_codes, shape
+from curate.generate.mine import BANDS, CODE, GRAM, about, codes_in, family, named_codes, shape
 from curate.generate.passages import chunk_passages
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import band_hashes, signatures
@@ -89,7 +89,7 @@ def _made(view: KBIndex) -> MineSketch:
     bands = band_hashes(signatures(NgramIndex.build(folded, n=GRAM), len(folded)), bands=BANDS)
     stated_in: dict[tuple[int, int], None] = {}
     stated, named = [], []
-    for found in chunk_passages(own, lines=True):
+    for found in chunk_passages(own, lines=True, holding=CODE):
         text = own[found.chunk].text[found.start:found.end]
         said, listed = codes_in(text)
         names = None

@@ -5,6 +5,8 @@ or two yearly rules in two long chunks, differ in one passage each.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -27,10 +29,11 @@ class ChunkPassage:
     folded: str
 
 
-def chunk_passages(chunks: Sequence[Chunk], min_folded: int = MIN_FOLDED, lines: bool = False) -> list[ChunkPassage]:
+def chunk_passages(chunks: Sequence[Chunk], min_folded: int = MIN_FOLDED, lines: bool = False,
+                   holding: re.Pattern | None = None) -> list[ChunkPassage]:
     """Return the passages of every chunk, in chunk order: each line cut into sentences (`lines`: each
     line of at most LINE_MAX characters whole, a list item with all its sentences), white space trimmed, those whose folded text is
-    shorter than `min_folded` left out.
+    shorter than `min_folded` left out, and with `holding`, those it finds nothing in (before any is folded).
 
     >>> from curate.records import Chunk
     >>> chunk = Chunk(chunk_id="c", doc_id="d", text="# 错误码\\n- LG-4031：路由权限未授予。请联系管理员。\\n短",
@@ -41,6 +44,8 @@ def chunk_passages(chunks: Sequence[Chunk], min_folded: int = MIN_FOLDED, lines:
     found = []
     for position, chunk in enumerate(chunks):
         for start, end in _spans(chunk.text, lines):
+            if holding is not None and not holding.search(chunk.text[start:end]):
+                continue
             folded = fold(chunk.text[start:end])
             if len(folded) >= min_folded:
                 found.append(ChunkPassage(position, start, end, folded))
