@@ -1,6 +1,7 @@
-"""Copy detection, chunk embedding and mining for generate over shards (issue 29), beside benchmarks/engines.py (the lexical index and
-the leakage check): each stage at 100,000 and 1,000,000 chunks on the local engine (1 and 2 workers) and on a Ray
-started by the command (1 and 2 CPUs), with per-shard throughput for the cost of 10,000,000 chunks.
+"""Copy detection, chunk embedding and mining for generate over shards (issue 29), beside benchmarks/engines.py
+(the lexical index and the leakage check): each stage at 100,000 and 1,000,000 chunks on the local engine (1 and 2
+workers) and on a Ray started by the command (1 and 2 CPUs), with per-shard throughput for the cost of 10,000,000
+chunks.
 
 Run: `.venv/bin/python benchmarks/engine_stages.py [--chunks 100000 1000000] [--keep DIR] [--data DIR]`; needs
 ../shared/data (CMRC2018); writes benchmarks/results/engine_stages.json.

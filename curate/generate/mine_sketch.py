@@ -62,7 +62,8 @@ def mine_sketch(view: KBIndex, _: Any = None) -> MineSketch:
                 for name in _ARRAYS:   # .npy: the same bytes on every engine
                     np.save(tmp / f"{name}.npy", getattr(made, name))
                 MineSketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id,
-                               languages=made.languages, doc_ids=made.doc_ids, codes=made.codes).write(tmp / "meta.json")
+                               languages=made.languages, doc_ids=made.doc_ids,
+                               codes=made.codes).write(tmp / "meta.json")
     made.first = view.global_position(0) if view.size else 0
     return made
 

@@ -43,7 +43,7 @@ def _english(documents: int, rng: random.Random) -> list[Chunk]:
                             f"{rng.randint(2, 90)} {rng.choice(WORDS)}s every {rng.choice(WORDS)}."
                             for _ in range(rng.randint(2, 4)))
             if k == parts - 1 and doc % 3 == 0:
-                text += f"\nThis page was last updated on 2024-{doc % 12 + 1:02d}-{doc % 28 + 1:02d}; ask the help desk."
+                text += f"\nThis page was last updated on 2024-{doc % 12 + 1:02d}-{doc % 28 + 1:02d}; ask the desk."
             chunks.append(_chunk(f"en{doc}#{k}", text, title=f"Notes {doc}"))
     return chunks
 
@@ -186,7 +186,8 @@ def test_generate_mines_a_kb_in_shards_on_the_engine_it_names(curate, ray_addres
     shards = len(SnapshotStore(curate.workspace).shards(snapshot))
     expected = [p.model_dump(mode="json") for p in mine(chunks).pairs]
     outputs = {}
-    for dataset, engine, where in (("gen-l", "local", " on local"), ("gen-r", ray_address, f" on ray at {ray_address}")):
+    for dataset, engine, where in (("gen-l", "local", " on local"),
+                                   ("gen-r", ray_address, f" on ray at {ray_address}")):
         result = curate("generate", "--dataset", dataset, "--kb", "kb", "--n", "6", "--engine", engine)
         assert f"note: mined {shards} shards of {snapshot}{where}" in result.stderr
         folder = next((curate.workspace.datasets_dir / dataset / "generated").iterdir())

@@ -1,6 +1,6 @@
 """The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
-one finds; 100,000 chunks give the same findings, duplicate-chunk groups, chunk vectors and index files on the
-local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+one finds; 100,000 chunks give the same findings, duplicate-chunk groups, chunk vectors, mined pairs and index
+files on the local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
 says where it searched."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from curate.checks.copies import chunk_groups
 from curate.checks.leakage.find import LeakSettings
 from curate.checks.leakage.over_shards import kb_leaks
 from curate.engine import EngineSettings, LocalEngine, open_engine
+from curate.generate.mine_shards import mine_index
 from curate.index.kb_index import KBIndex
 from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
@@ -61,6 +62,7 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     del chunks
     local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
     local_copies = chunk_groups(KBIndex(here, snapshot), engine=LocalEngine(2))
+    local_mined = mine_index(KBIndex(here, snapshot), LocalEngine(2))
     model = str(tiny_model(tmp_path / "model"))
     assert build_dense_shards(KBIndex(here, snapshot), model, LocalEngine(2)) == (10, 0)
     engine = open_engine(EngineSettings("ray", ray_address))
@@ -68,6 +70,7 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
         assert engine.workers == 2
         on_ray = kb_leaks(items, KBIndex(there, snapshot), LeakSettings(), set(), engine=engine)
         copies_on_ray = chunk_groups(KBIndex(there, snapshot), engine=engine)
+        mined_on_ray = mine_index(KBIndex(there, snapshot), engine)
         assert build_dense_shards(KBIndex(there, snapshot), model, engine) == (10, 0)
     finally:
         engine.close()
@@ -76,9 +79,12 @@ def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_
     # copy detection: the same groups and withheld pairs (thousands of each: sentences recombined)
     assert len(local_copies[0]) > 1_000 and len(local_copies[1]) > 100
     assert [_dump(part) for part in copies_on_ray] == [_dump(part) for part in local_copies]
+    # mining for generate: the same pairs and counts of what was left out (sentences recombined: near copies)
+    assert len(local_mined.pairs) > 10 and _dump(mined_on_ray.pairs) == _dump(local_mined.pairs)
+    assert list(mined_on_ray.left_out.items()) == list(local_mined.left_out.items())
     files = _index_files(here, snapshot)
-    # folded texts, n-gram keys, copy sketches and chunk vectors of every shard
-    assert len(files) == 7 * 10 and _index_files(there, snapshot) == files
+    # folded texts, n-gram keys, copy sketches, mining sketches and chunk vectors of every shard
+    assert len(files) == 15 * 10 and _index_files(there, snapshot) == files
     assert sum(name.endswith("vectors.npy") for name in files) == 10
 
 
