@@ -165,3 +165,23 @@ def test_the_same_question_from_several_pairs_is_one_candidate_with_every_near_m
     widest = max(made.candidates, key=lambda c: len(c.evidence))
     assert len(widest.evidence) >= 3 and widest.generation.near_miss == [e.evidence_id for e in widest.evidence[1:]]
     assert len({e.passage.text for e in widest.evidence}) == len(widest.evidence)
+
+
+def test_the_codes_a_passage_names_are_those_the_search_for_each_finds():
+    # named_codes keeps a passage's names without its text: `other` is named where this search finds it
+    import random
+    import re
+
+    from curate.generate.mine import named_codes
+
+    rng = random.Random(1)
+    alphabet = list("ABLGXa-_.0123456789٣４ 、和é")
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14)))
+        names = named_codes(text)
+        candidates = {text[i:j] for i in range(len(text)) for j in range(i + 3, len(text) + 1)
+                      if re.fullmatch(r"[A-Z]{1,8}[-_]?\d{2,8}", text[i:j])}
+        assert names <= candidates
+        for other in candidates:
+            found = re.search(rf"(?<![A-Za-z0-9_-]){re.escape(other)}(?![A-Za-z0-9_])", text)
+            assert bool(found) == (other in names), (text, other)
