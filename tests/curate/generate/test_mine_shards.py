@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from curate.engine import EngineSettings, LocalEngine, open_engine
 from curate.generate.mine import NEVER_APART, Mined, mine
@@ -26,6 +29,7 @@ WORDS = ("ledger", "invoice", "quota", "badge", "laptop", "printer", "visitor", 
          "meeting", "budget", "office", "account", "report", "ticket", "server", "network", "policy", "refund")
 VERBS = ("covers", "needs", "replaces", "lists", "checks", "opens", "closes", "moves", "holds", "sends")
 BOILERPLATE = "boilerplate (its shape repeats in many passages)"
+HANDBOOK = Path(__file__).resolve().parents[3] / "examples" / "handbook" / "docs"
 
 
 def _chunk(chunk_id: str, text: str, title: str | None = None) -> Chunk:
@@ -195,3 +199,24 @@ def test_generate_mines_a_kb_in_shards_on_the_engine_it_names(curate, ray_addres
         assert [json.loads(line) for line in pairs] == expected
         outputs[dataset] = result.stdout.replace(dataset, "DATASET")
     assert "mined 3 near code, 14 near copy" in outputs["gen-l"] and outputs["gen-l"] == outputs["gen-r"]
+
+
+def test_a_small_kb_is_mined_as_before_in_the_commands_own_process(tmp_path):
+    # one shard (chunks.jsonl): mine() over index.chunks, no engine, no note, and pyarrow never imported
+    script = f"""
+import sys
+from pathlib import Path
+from click.testing import CliRunner
+from curate.cli.main import cli
+from curate.workspace import init_workspace
+root = str(init_workspace(Path({str(tmp_path / "ws")!r})).root)
+runner = CliRunner(mix_stderr=False)
+runner.invoke(cli, ["--workspace", root, "kb", "ingest", {str(HANDBOOK)!r}, "--name", "handbook"])
+result = runner.invoke(cli, ["--workspace", root, "generate", "--dataset", "gen", "--kb", "handbook", "--n", "4"])
+print(result.exit_code, "pyarrow" in sys.modules, "note:" in result.stderr)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "False", "False"], done.stderr[-2000:]
+    folder = next((tmp_path / "ws" / "datasets" / "gen" / "generated").iterdir())
+    assert not list((tmp_path / "ws" / "kb" / "index").glob("*/shards"))
+    assert len((folder / "pairs.jsonl").read_text(encoding="utf-8").splitlines()) == 23
