@@ -19,8 +19,8 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from curate.engine import Engine, LocalEngine
-from curate.generate.mine import NEAR_MIN, NEVER_APART, Mined, boilerplate_shapes, code_pair, code_pairs, copy_pair, \
-    mine, shape
+from curate.generate.mine import (BANDS, NEAR_MIN, NEVER_APART, Mined, boilerplate_shapes, code_pair, code_pairs,
+                                  copy_pair, mine, shape)
 from curate.generate.mine_sketch import MineSketch, mine_sketch
 from curate.generate.passages import ChunkPassage
 from curate.index.kb_index import KBIndex
@@ -53,11 +53,8 @@ def mine_index(index: KBIndex, engine: Engine | None = None) -> Mined:
     sketches = map_views(index, engine, mine_sketch, None, f"finding passages in {index.snapshot_id}")
     languages = [_language(sketches, language) for language in sorted({n for s in sketches for n in s.languages})]
     del sketches
-    spans = [tuple(span) for found in languages for span in found.spans[np.unique(found.pairs)].tolist()]
-    spans += [span for found in languages for *_, a, b in found.codes for span in (a, b) if span is not None]
     chunks: dict[int, Chunk] = {}
-    wanted = np.unique(np.array([span[0] for span in spans], dtype=np.int64))
-    for part in map_views(index, engine, _own_chunks, wanted, f"reading passages of {index.snapshot_id}"):
+    for part in map_views(index, engine, _own_chunks, _wanted(languages), f"reading passages of {index.snapshot_id}"):
         chunks.update(part)
     judged = _judged(index, engine, languages, chunks)
     mined = Mined()
@@ -73,6 +70,13 @@ def mine_index(index: KBIndex, engine: Engine | None = None) -> Mined:
             else:
                 mined.pairs.append(code_pair(chunks, _passage(chunks, a), _passage(chunks, b), x, y))
     return mined
+
+
+def _wanted(languages: list[_Language]) -> np.ndarray:
+    """Return the snapshot positions of the chunks the pairs of every language name, sorted."""
+    copies = [found.spans[np.unique(found.pairs), 0] for found in languages]
+    codes = [span[0] for found in languages for *_, a, b in found.codes for span in (a, b) if span is not None]
+    return np.unique(np.concatenate([np.array(codes, dtype=np.int64), *copies]))
 
 
 def _passage(chunks: dict[int, Chunk], span: Span) -> ChunkPassage:
@@ -97,9 +101,8 @@ def _language(sketches: list[MineSketch], language: str) -> _Language:
         spans.append(at)
         digests.append(s.digests[kept])
         shapes.append(s.shapes[kept])
-        docs.append(np.array(s.doc_ids, dtype=object)[s.chunks[s.passages[kept, 0], 1]] if len(s.doc_ids) else
-                    np.zeros(0, dtype=object))
-        bands.append(s.bands[kept])
+        docs.append(np.array(s.doc_ids, dtype=object)[s.chunks[s.passages[kept, 0], 1]])
+        bands.append((s.bands, kept))   # only the rows of first passages are gathered below
         codes.update(s.codes[c] for c in s.found[s.found[:, 0] == number, 1].tolist())
         names: dict[int, set[str]] = {}
         for row, other in s.named.tolist():
@@ -114,10 +117,21 @@ def _language(sketches: list[MineSketch], language: str) -> _Language:
     in_docs: dict[bytes, set[str]] = {}
     for digest, doc in zip(shapes_of.tolist(), np.concatenate(docs)[first].tolist()):
         in_docs.setdefault(digest, set()).add(doc)
-    unique_bands = np.concatenate(bands)[first]
-    pairs = band_pairs(unique_bands, np.ones(len(first), dtype=bool))
+    pairs = band_pairs(_rows(bands, first), np.ones(len(first), dtype=bool))
     found = [(x, y, _apart(where, x, y), _apart(where, y, x)) for x, y in code_pairs(codes)]
     return _Language(np.concatenate(spans)[first], pairs, boilerplate_shapes(in_docs, len(documents)), shapes_of, found)
+
+
+def _rows(parts: list[tuple[np.ndarray, np.ndarray]], rows: np.ndarray) -> np.ndarray:
+    """Return `rows` (sorted) of the concatenation of each part's array's kept rows, without making the
+    concatenation (the band hashes of every passage of a language, most of them later copies)."""
+    found, at = [np.zeros((0, BANDS), dtype=np.uint64)], 0
+    for array, kept in parts:
+        own = np.flatnonzero(kept)
+        lo, hi = np.searchsorted(rows, [at, at + len(own)])
+        found.append(array[own[rows[lo:hi] - at]])
+        at += len(own)
+    return np.concatenate(found)
 
 
 def _apart(where: dict[str, list[tuple[int, int, int, int, frozenset[str]]]], code: str, other: str) -> Span | None:
