@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from curate.index.ngrams import TEXT_BITS, NgramIndex
+from curate.index.ngrams import TEXT_BITS, NgramIndex, sorted_unique
 
 _TEXT_MASK = np.uint64((1 << TEXT_BITS) - 1)
 _EMPTY = np.iinfo(np.uint64).max
@@ -102,5 +102,5 @@ def band_pairs(hashed: np.ndarray, keep: np.ndarray, largest: int = 200) -> np.n
             else:
                 x, y = np.zeros(length - 1, dtype=np.int64), np.arange(1, length)
             found.append(members[at[:, None] + x].ravel() * count + members[at[:, None] + y].ravel())
-    codes = np.unique(np.concatenate(found))
+    codes = sorted_unique(np.concatenate(found))
     return np.stack([codes // max(count, 1), codes % max(count, 1)], axis=1)

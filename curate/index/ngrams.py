@@ -40,7 +40,7 @@ def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: np.ndarray) -> np.ndarray:
     """Return the distinct values, sorted. (np.unique hashes in numpy 2.x: 16x slower on 20M keys.)"""
     if len(values) == 0:
         return values
@@ -77,7 +77,7 @@ class NgramIndex:
         owner = np.repeat(np.arange(len(texts), dtype=np.uint64), lengths)[: len(hashes)]
         ends = np.repeat(np.cumsum(lengths), lengths)[: len(hashes)]
         inside = (np.arange(len(hashes)) + n) <= ends  # grams that do not cross into the next text
-        return cls(_sorted_unique((hashes[inside] << np.uint64(TEXT_BITS)) | owner[inside]), n)
+        return cls(sorted_unique((hashes[inside] << np.uint64(TEXT_BITS)) | owner[inside]), n)
 
     def save(self, folder: Path) -> None:
         np.save(Path(folder) / "ngram_keys.npy", self.keys)
@@ -88,7 +88,7 @@ class NgramIndex:
 
     def grams_of(self, text: str) -> np.ndarray:
         """Return the distinct gram hashes of a folded text."""
-        return _sorted_unique(gram_hashes(_codes(text), self.n))
+        return sorted_unique(gram_hashes(_codes(text), self.n))
 
     def candidates(self, text: str, min_share: float = 0.3, limit: int = 50,
                    max_postings: int = 200_000) -> list[tuple[int, float]]:
@@ -171,7 +171,7 @@ def _distinct_grams(texts: Sequence[str], n: int) -> tuple[np.ndarray, np.ndarra
     owner = np.repeat(np.arange(len(texts), dtype=np.uint64), lengths)[: len(hashes)]
     ends = np.repeat(np.cumsum(lengths), lengths)[: len(hashes)]
     inside = (np.arange(len(hashes)) + n) <= ends   # grams that do not cross into the next text
-    pairs = _sorted_unique((owner[inside] << np.uint64(40)) | hashes[inside])
+    pairs = sorted_unique((owner[inside] << np.uint64(40)) | hashes[inside])
     return pairs >> np.uint64(40), pairs & np.uint64((1 << 40) - 1)
 
 
