@@ -113,6 +113,10 @@ class KBIndex:
         """Return where a snapshot position sits in this index, or None when it is not in it."""
         return position
 
+    def own_texts(self) -> Sequence[str]:
+        """Return the texts of this index's own chunks, in order."""
+        return [c.text for c in self.chunks[:self.size]]
+
     def same_text(self, texts: set[str]) -> list[int]:
         """Return, in order, the positions of this index's own chunks whose folded text is one of `texts`."""
         return [p for p, folded in enumerate(self.folded[:self.size]) if folded in texts]

@@ -45,7 +45,7 @@ from curate.kb.documents import Part, chunk_documents, read_documents, read_part
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import (COLUMNS, FOLDER, NONE, neighbour_positions, shard_bounds, shard_name, shard_table,
                               write_table)
-from curate.locks import writing
+from curate.locks import Busy, writing
 from curate.records import Chunk, ChunkerSettings, ScopeCounts
 from curate.records.kb import ShardInfo
 from curate.version import __version__
@@ -131,6 +131,7 @@ class _Stage:
     reader: ScopeReader
     chunker: ChunkerSettings
     supersedes: set[str] = field(default_factory=set)
+    neighbours: Path | None = None   # the snapshot's prev and next positions, when the batches cannot give them
 
 
 def _batch_folder(folder: Path, number: int) -> Path:
@@ -194,6 +195,10 @@ def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int
                 held = values.to_numpy()
                 values = pa.array(np.where(held == NONE, NONE, held + offset).astype(np.int64))
             columns[name].append(values)
+    if stage.neighbours is not None:
+        size = sum(end - start for _, start, end, _ in pieces)
+        around = np.load(stage.neighbours, mmap_mode="r")
+        columns["prev"], columns["next"] = ([pa.array(np.array(around[side, first:first + size]))] for side in (0, 1))
     table = pa.Table.from_arrays([pa.concat_arrays(columns[name]) for name in COLUMNS], names=list(COLUMNS))
     path = stage.folder / shard_name(number)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,16 +309,24 @@ def _combine(stage: _Stage, count: int, engine: Engine, shard_size: int,
     if len(np.unique(keys)) != len(keys):   # a doc_id repeated in two batches
         raise InputError("a doc_id is repeated", field="doc_id")
     lengths = np.concatenate([layout["lengths"] for layout in layouts]) if layouts else np.zeros(0, np.int64)
-    chunks = int(lengths.sum())
+    tasks = _shard_tasks(lengths, [s["chunks"] for s in summaries], shard_size)
+    return finish_staging(stage, summaries, tasks, engine, int(lengths.sum()) < parquet_from)
+
+
+def finish_staging(stage: _Stage, summaries: list[dict], tasks: list[tuple], engine: Engine, small: bool) -> Staged:
+    """Return the staged snapshot of the batches whose `summaries` are given: its shards written on `engine`
+    (`tasks`: `_write_shard`'s) unless it is `small` (then its chunks are kept for one chunks.jsonl), its counts
+    and its sha256 streamed from the batches' hashed lines."""
+    folder, count = stage.folder, len(summaries)
+    chunks = sum(s["chunks"] for s in summaries)
     tally = sum((s["tally"] for s in summaries), ScopeTally())
-    shards, small = [], None
-    if chunks < parquet_from:
-        small = [Chunk.model_validate_json(record) for n in range(count)
-                 for record in _rows(_batch_folder(folder, n)).column("record").to_pylist()]
-        scope = scope_counts(small, stage.reader.settings)
+    shards, kept = [], None
+    if small:
+        kept = [Chunk.model_validate_json(record) for n in range(count)
+                for record in _rows(_batch_folder(folder, n)).column("record").to_pylist()]
+        scope = scope_counts(kept, stage.reader.settings)
     else:
         stage.supersedes = tally.supersedes
-        tasks = _shard_tasks(lengths, [s["chunks"] for s in summaries], shard_size)
         left, _ = pending(tasks, lambda task: (folder / shard_name(task[0])).with_suffix(".json").exists())
         engine.map(_write_shard, left, shared=stage, label="writing shards")
         done = [json.loads((folder / shard_name(task[0])).with_suffix(".json").read_text(encoding="utf-8"))
@@ -329,7 +342,7 @@ def _combine(stage: _Stage, count: int, engine: Engine, shard_size: int,
                 for block in iter(lambda: part.read(_BLOCK), b""):
                     digest.update(block)
     return Staged(folder, count, sum(s["documents"] for s in summaries), chunks,
-                  sum(s["characters"] for s in summaries), digest.hexdigest(), scope, shards, small)
+                  sum(s["characters"] for s in summaries), digest.hexdigest(), scope, shards, kept)
 
 
 def _shard_tasks(lengths, batch_chunks: list[int], shard_size: int) -> list[tuple]:
@@ -352,6 +365,21 @@ def _rows(folder: Path):
     import pyarrow as pa
 
     return pa.ipc.open_file(pa.memory_map(str(folder / "chunks.arrow"))).read_all()
+
+
+def left_staged(workspace: Workspace) -> list[tuple[Path, int]]:
+    """Return the folders under `kb/ingesting/` that no command is writing (an ingest or import killed before
+    it finished, whose inputs have changed since or that was not run again), with their size in bytes."""
+    found = []
+    root = workspace.kb_dir / "ingesting"
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        try:
+            with writing(folder, "a staged ingest", wait=False, clean=[]):
+                size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        except Busy:
+            continue
+        found.append((folder, size))
+    return found
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -8,15 +8,21 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
+
 from curate.checks.copies import chunk_groups
+from curate.checks.leakage.core import leak_check
 from curate.checks.leakage.find import LeakSettings
+from curate.checks.leakage.paraphrase import paraphrase_leaks
+from curate.errors import InputError
 from curate.checks.leakage.over_shards import kb_leaks
 from curate.engine import EngineSettings, LocalEngine, open_engine
 from curate.index.kb_index import KBIndex
 from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
+from curate.kb import sha256_text
 from curate.kb.store import SnapshotStore
-from curate.records import ChunkerSettings
+from curate.records import ChunkerSettings, LeakageDocs
 from curate.workspace import Workspace, init_workspace
 
 from tests.support.killed import kill_when
@@ -137,3 +143,51 @@ def test_shards_written_before_they_named_neighbours_are_searched_the_same(tmp_p
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     expected = kb_leaks(items, KBIndex(one, snapshot), LeakSettings(), set())
     assert _dump(kb_leaks(items, KBIndex(old, snapshot), LeakSettings(), set(), engine=LocalEngine(1))) == _dump(expected)
+
+
+def _paraphrased(chunks, items, rng) -> list:
+    """Plant KB questions that ask 20 items' questions in other words (for a bag-of-characters model: the same
+    characters shuffled, so no lexical rule finds them), half of them with the item's answer after them."""
+    chunks = list(chunks)
+    for k, item in enumerate(items[::50][:20]):
+        shuffled = "".join(rng.sample(item.question.rstrip("？?"), len(item.question.rstrip("？?"))))
+        for at in (1_000 + 97 * k, 2_500 + 17 * k)[:1 + (k % 3 == 0)]:   # some asked in two documents
+            text = chunks[at].text + f"\n问：{shuffled}？" + (f"\n答：{item.reference_answer}。" if k % 2 else "")
+            chunks[at] = chunks[at].model_copy(update={"text": text, "text_sha256": sha256_text(text),
+                                                       "end": chunks[at].start + len(text)})
+    return chunks
+
+
+def test_paraphrases_and_documents_allowed_or_excluded_are_those_of_one_index(tmp_path):
+    import random
+
+    chunks, items, _ = many_chunks(3_000)
+    chunks = sorted(_paraphrased(chunks, items, random.Random(7)), key=lambda c: c.chunk_id.split("#")[1])
+    model = str(tiny_model(tmp_path / "model"))
+    reports = []
+    for name, layout in (("one", {}), ("many", dict(parquet_from=0, shard_size=250))):
+        workspace = init_workspace(tmp_path / name, embedding_model=model)
+        snapshot = _write(workspace, chunks, **layout)
+        index = KBIndex(workspace, snapshot)
+        assert (name == "many") == (len(SnapshotStore(workspace).shards(snapshot)) >= 12)
+
+        def paraphrases(checked, index, skip_docs, found):
+            return paraphrase_leaks(workspace, checked, index, skip_docs=skip_docs, found=found, threshold=0.999,
+                                    engine=LocalEngine(2) if name == "many" else None)
+
+        found = leak_check(items, index, ref="faq", paraphrases=paraphrases, engine=LocalEngine(2))
+        docs = LeakageDocs()
+        fixed = leak_check(items, index, ref="faq", docs=docs, allow_docs=["f5", "p7"], fix="exclude-docs",
+                           paraphrases=paraphrases, engine=LocalEngine(2))
+        reports.append((found, fixed, docs))
+    (one, one_fixed, one_docs), (many, many_fixed, many_docs) = reports
+    semantic = [f for f in one.findings if f.method == "semantic"]
+    assert len(semantic) >= 10 and {f.kind for f in semantic} == {"question_in_kb", "qa_pair_in_kb"}
+    assert one.paraphrase.kb_questions == many.paraphrase.kb_questions >= 20
+    assert _dump(many.findings) == _dump(one.findings)
+    # the documents of every open finding and of its copies excluded, as one index excludes them
+    assert sorted(many_docs.exclude) == sorted(one_docs.exclude) and len(one_docs.exclude) >= 40
+    assert any(f.copies for f in semantic)   # documents found by their copies' chunk ids
+    assert many_fixed.newly_excluded == one_fixed.newly_excluded and sorted(many_docs.allow) == ["f5", "p7"]
+    with pytest.raises(InputError, match="document 'nowhere' is not in KB snapshot"):
+        leak_check(items, index, ref="faq", allow_docs=["f5", "nowhere"], engine=LocalEngine(2))
