@@ -182,7 +182,8 @@ class ShardBM25:
 
         build_terms(self.index, self.engine)
         tokens = sorted(set(tokens))
-        counts = map_views(self.index, self.engine, _frequencies, tokens, f"BM25 statistics of {self.index.snapshot_id}")
+        counts = map_views(self.index, self.engine, _frequencies, tokens,
+                           f"BM25 statistics of {self.index.snapshot_id}")
         chunks = sum(c for c, _, _ in counts)
         total = sum(t for _, t, _ in counts)
         frequency = [sum(column) for column in zip(*(f for _, _, f in counts))] if counts else []

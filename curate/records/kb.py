@@ -193,7 +193,7 @@ class CopySketchMeta(VersionedRecord):
 
 
 class TermIndexMeta(VersionedRecord):
-    """kb/index/ID/shards/part-NNNNN/bm25-vN/meta.json: one shard's BM25 terms, counted once for `curate grade`
+    """kb/index/ID/shards/PART/bm25-vN/meta.json: one shard's BM25 terms, counted once for `curate grade`
     over a snapshot in shards; beside it vocab.json (the shard's tokens), indptr.npy, docs.npy and tf.npy (per
     token, the chunks holding it and how often) and lengths.npy (tokens per chunk). The snapshot's document
     frequencies and average length are summed from every shard's at search time. A cache: counted again

@@ -152,7 +152,8 @@ def item_features(item: EvalItem, index: KBIndex | ShardedKB) -> tuple[dict[str,
     return features, gold
 
 
-def scoped_features(item: EvalItem, index: KBIndex | ShardedKB, scope: ScopeIndex) -> tuple[EvalItem, dict[str, float], set[int]]:
+def scoped_features(item: EvalItem, index: KBIndex | ShardedKB,
+                    scope: ScopeIndex) -> tuple[EvalItem, dict[str, float], set[int]]:
     """Return the item as its asker may use it at its moment, its `item_features` over that (with
     `unusable_evidence` and `declined` when scope left evidence out), and its gold chunks' positions."""
     seen = view(item, scope)
