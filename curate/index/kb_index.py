@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -83,6 +83,10 @@ class KBIndex:
     def doc_of(self, position: int) -> str:
         """Return the document id of the chunk at `position`."""
         return self.chunks[position].doc_id
+
+    def texts(self, positions: Iterable[int]) -> dict[int, str]:
+        """Return position -> text of the chunks at `positions`."""
+        return {p: self.chunks[p].text for p in positions}
 
     @cached_property
     def doc_positions(self) -> dict[str, list[int]]:

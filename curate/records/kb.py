@@ -192,6 +192,19 @@ class CopySketchMeta(VersionedRecord):
     scopes: list[Scope | None] = Field(description="The distinct scopes of the chunks (null: everyone, always).")
 
 
+class TermIndexMeta(VersionedRecord):
+    """kb/index/ID/shards/PART/bm25-vN/meta.json: one shard's BM25 terms, counted once for `curate grade`
+    over a snapshot in shards; beside it vocab.json (the shard's tokens), indptr.npy, docs.npy and tf.npy (per
+    token, the chunks holding it and how often) and lengths.npy (tokens per chunk). The snapshot's document
+    frequencies and average length are summed from every shard's at search time. A cache: counted again
+    whenever it is missing, damaged or of another `version`."""
+
+    version: int = Field(description="Version of the BM25 tokens (the whole snapshot's index has the same).")
+    snapshot: str = Field(description="Snapshot id.")
+    chunks: int = Field(description="Chunks of the shard counted.")
+    tokens: int = Field(description="Tokens of those chunks, all counted (the average length's numerator).")
+
+
 class DenseIndexMeta(VersionedRecord):
     """kb/index/ID/dense/KEY/meta.json: what `curate grade --dense` found out about embedding a snapshot's
     chunks with one model, and whether vectors.npy beside it holds every chunk's vector. A cache."""

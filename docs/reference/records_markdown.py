@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined
 import curate.records as cr
 from curate.records.adjudication import AdjudicationState
 from curate.records.generated import GenerateRun
-from curate.records.kb import DenseIndexMeta
+from curate.records.kb import DenseIndexMeta, TermIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
 from evalrun.probes import folder as pf
@@ -37,6 +37,8 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
         ("kb/index/ID/lexical/meta.json", cr.LexicalIndexMeta, "a cache: the folded texts and 4-gram index"),
         ("kb/index/ID/sketch/meta.json", cr.CopySketchMeta, "a cache: what `check-dups --kb` learns of each chunk "
          "(in a snapshot in shards: kb/index/ID/shards/part-NNNNN/sketch/ and lexical/, one per shard)"),
+        ("kb/index/ID/shards/PART/bm25-vN/meta.json", TermIndexMeta,
+         "a cache: one shard's BM25 terms (PART: part-NNNNN; `curate grade` over a snapshot in shards)"),
         ("kb/index/ID/dense/KEY/meta.json", DenseIndexMeta, "a cache: chunk embeddings (`curate grade --dense`)"),
         ("cache/embeddings/KEY/keys.json", cr.EmbeddingKeys, "a cache: which text each row of vectors.npy embeds"),
     ]),
