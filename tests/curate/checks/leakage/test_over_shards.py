@@ -1,6 +1,6 @@
 """The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
-one finds; 100,000 chunks give the same findings, duplicate-chunk groups, chunk vectors and index files on the
-local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+one finds; 100,000 chunks give the same snapshot (imported), findings, duplicate-chunk groups, chunk vectors
+and index files on the local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
 says where it searched."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from curate.index.kb_index import KBIndex
 from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
 from curate.kb import sha256_text
-from curate.kb.store import SnapshotStore
+from curate.fileio import jsonl_bytes
+from curate.kb.store import SnapshotStore, import_chunks
 from curate.records import ChunkerSettings, LeakageDocs
 from curate.workspace import Workspace, init_workspace
 
@@ -36,6 +37,12 @@ def _write(workspace: Workspace, chunks, **layout) -> str:
 
 def _dump(findings) -> list[dict]:
     return [f.model_dump(mode="json") for f in findings]
+
+
+def _snapshot_files(workspace: Workspace, snapshot_id: str) -> dict[str, str]:
+    folder = workspace.kb_dir / "snapshots" / snapshot_id
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
 
 
 def _index_files(workspace: Workspace, snapshot_id: str) -> dict[str, str]:
@@ -61,9 +68,14 @@ def test_many_shards_find_what_one_finds_whatever_the_order_of_the_chunks(tmp_pa
 
 def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_on_ray(tmp_path, ray_address):
     chunks, items, leaked = many_chunks(100_000)
+    export = tmp_path / "chunks.jsonl"   # imported on each engine: the same snapshot, file for file
+    export.write_bytes(jsonl_bytes(c.model_dump(mode="json", include={"chunk_id", "doc_id", "text", "start", "end"})
+                                   for c in chunks))
     here, there = init_workspace(tmp_path / "local"), init_workspace(tmp_path / "ray")
-    snapshot = _write(here, chunks, shard_size=10_000)
-    assert _write(there, chunks, shard_size=10_000) == snapshot
+    snapshot = import_chunks(here, export, name="kb", shard_size=10_000, engine="local")[0].snapshot_id
+    assert import_chunks(there, export, name="kb", shard_size=10_000, engine=ray_address)[0].snapshot_id == snapshot
+    assert snapshot == _write(init_workspace(tmp_path / "one"), chunks, shard_size=10_000)   # as one process writes it
+    assert _snapshot_files(there, snapshot) == _snapshot_files(here, snapshot)
     del chunks
     local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
     local_copies = chunk_groups(KBIndex(here, snapshot), engine=LocalEngine(2))
