@@ -31,15 +31,16 @@ from pathlib import Path
 
 from curate.engine import Engine, pending
 from curate.errors import InputError, InvalidRecords
-from curate.fileio import atomic_directory, atomic_write_json, iter_json_objects
-from curate.kb.content import ScopeTally, hashed_lines
+from curate.fileio import atomic_directory, iter_json_objects
+from curate.kb.content import hashed_lines
 from curate.kb.documents import Part, duplicate_chunk_id, production_chunk
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import NONE, foreign_positions, shard_bounds, shard_table
 from curate.kb.staged import (BATCH_BYTES, Staged, _Stage, _batch_folder, _remove_if_empty, _rows, _summary,
-                              fingerprint, finish_staging, plan_batches)
+                              batch_record, fingerprint, finish_staging, plan_batches)
 from curate.locks import writing
 from curate.records import Chunk, ChunkerSettings
+from curate.records.kb import StagedBatch, StagedLine
 from curate.workspace import Workspace
 
 IMPORTED = ChunkerSettings(kind="imported")
@@ -51,44 +52,40 @@ def _key(text: str) -> tuple[int, int]:
     return int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little")
 
 
-def _batch_text(part: Part, encoding: str) -> tuple[str, int] | dict:
-    """Return a batch's text and how many newlines it holds, or where its first byte that is not `encoding`
-    text sits (in the batch: the command makes it a line of the file)."""
+def _batch_text(part: Part, encoding: str) -> tuple[str, int] | tuple[int, int]:
+    """Return a batch's text and how many newlines it holds, or (the byte of the file where it stops being
+    `encoding` text, the newlines before it in the batch): the command makes it a line of the file."""
     with open(part.file, "rb") as handle:
         handle.seek(part.start)
         data = handle.read(part.size())
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        return {"byte": part.start + exc.start, "newlines": data[:exc.start].count(b"\n")}
+        return part.start + exc.start, data[:exc.start].count(b"\n")
     return (text.removeprefix("\ufeff") if part.start == 0 else text), data.count(b"\n")
 
 
-def _read_batch(task: tuple[int, Part, dict[int, dict]], stage: _Stage) -> None:
+def _read_batch(task: tuple[int, Part, dict[int, StagedLine]], stage: _Stage) -> None:
     """Read and check one batch of lines into its folder; `task` names the lines to leave out as repeated
-    chunk_ids (their line in the batch -> their error, already placed in the file)."""
+    chunk_ids (their line in the batch -> their error, placed in the file)."""
     import numpy as np
     import pyarrow as pa
 
     number, part, repeated = task
     file = str(part.file)
-    read = _batch_text(part, stage.encoding)
+    text, newlines = _batch_text(part, stage.encoding)
     chunks: list[Chunk] = []
     lines: list[int] = []
-    errors: list[dict] = []
-    if isinstance(read, tuple):
-        text, newlines = read
-        for line, record in iter_json_objects(part.file, stage.encoding, text=text):
-            if line in repeated:
-                continue
-            found = production_chunk(record, stage.reader, file=file, line=line)
-            if isinstance(found, InputError):
-                errors.append({"line": line, "message": found.message, "field": found.field})
-            else:
-                chunks.append(found)
-                lines.append(line)
-    else:
-        newlines = 0
+    errors: list[StagedLine] = []
+    for line, record in iter_json_objects(part.file, stage.encoding, text=text) if isinstance(text, str) else ():
+        if line in repeated:
+            continue
+        found = production_chunk(record, stage.reader, file=file, line=line)
+        if isinstance(found, InputError):
+            errors.append(StagedLine(line=line, message=found.message, field=found.field))
+        else:
+            chunks.append(found)
+            lines.append(line)
     keys = [_key(c.chunk_id) + _key(c.doc_id) for c in chunks]
     with atomic_directory(_batch_folder(stage.folder, number), replace=True) as tmp:
         (tmp / "documents.jsonl").write_bytes(b"")
@@ -102,27 +99,24 @@ def _read_batch(task: tuple[int, Part, dict[int, dict]], stage: _Stage) -> None:
             np.savez(out, keys=np.array(keys, dtype=np.uint64).reshape(-1, 4),
                      starts=np.array([NONE if c.start is None else c.start for c in chunks], dtype=np.int64),
                      lines=np.array(lines, dtype=np.int64))
-        tally = ScopeTally.of(chunks)
-        atomic_write_json(tmp / "summary.json", {
-            "documents": 0, "chunks": len(chunks), "characters": sum(len(c.text) for c in chunks),
-            "newlines": newlines, "errors": errors, "undecodable": None if isinstance(read, tuple) else read,
-            "repeated": {str(line): error for line, error in repeated.items()},
-            "tally": {**tally.__dict__, "groups": list(tally.groups.items()),
-                      "versions": list(tally.versions.items()), "supersedes": sorted(tally.supersedes)}})
+        decoded = isinstance(text, str)
+        batch_record(chunks, documents=0, newlines=newlines if decoded else 0, errors=errors,
+                     repeated=list(repeated.values()), undecodable=None if decoded else text,
+                     undecodable_newlines=0 if decoded else newlines).write(tmp / "summary.json")
 
 
-def _undecodable(path: Path, summaries: list[dict], encoding: str) -> InputError | None:
+def _undecodable(path: Path, summaries: list[StagedBatch], encoding: str) -> InputError | None:
     """Return the error of the file's first byte that is not `encoding` text, as `read_text` words it."""
     for number, summary in enumerate(summaries):
-        found = summary["undecodable"]
-        if found is not None:
-            line = sum(s["newlines"] for s in summaries[:number]) + found["newlines"] + 1
+        if summary.undecodable is not None:
+            line = sum(s.newlines for s in summaries[:number]) + summary.undecodable_newlines + 1
             hint = " (GBK? pass --encoding gbk)" if encoding.lower().replace("-", "") == "utf8" else ""
-            return InputError(f"not valid {encoding} text at byte {found['byte']}{hint}", file=str(path), line=line)
+            return InputError(f"not valid {encoding} text at byte {summary.undecodable}{hint}", file=str(path),
+                              line=line)
     return None
 
 
-def _repeated(path: Path, layouts: list, firsts: list[int], folder: Path) -> dict[int, dict[int, dict]]:
+def _repeated(path: Path, layouts: list, firsts: list[int], folder: Path) -> dict[int, dict[int, StagedLine]]:
     """Return, batch by batch, the lines whose chunk_id an earlier line holds (line in the batch -> the error,
     its line in the file)."""
     import numpy as np
@@ -151,22 +145,25 @@ def _repeated(path: Path, layouts: list, firsts: list[int], folder: Path) -> dic
             ids[batch] = _rows(_batch_folder(folder, batch)).column("chunk_id")
         return ids[batch][row].as_py()
 
-    found: dict[int, dict[int, dict]] = {}
+    found: dict[int, dict[int, StagedLine]] = {}
     for k in same.tolist():
         (b1, r1, line1), (b2, r2, line2) = where(int(order[group_first[k]])), where(int(order[k]))
         first_id, chunk_id = chunk_id_at(b1, r1), chunk_id_at(b2, r2)
         if chunk_id != first_id:   # two ids with one digest: not a repeat
             continue
         error = duplicate_chunk_id(chunk_id, line1, file=str(path), line=line2)
-        found.setdefault(b2, {})[line2 - firsts[b2]] = {"line": line2, "message": error.message, "field": error.field}
+        found.setdefault(b2, {})[line2 - firsts[b2]] = StagedLine(line=line2, message=error.message, field=error.field)
     return found
 
 
-def _errors(path: Path, summaries: list[dict], firsts: list[int]) -> list[InputError]:
-    """Return every bad line of the batches, in file order, as one process names them."""
-    found = [(firsts[n] + e["line"], e) for n, s in enumerate(summaries) for e in s["errors"]]
-    found += [(e["line"], e) for s in summaries for e in s["repeated"].values()]
-    return [InputError(e["message"], file=str(path), line=line, field=e["field"]) for line, e in sorted(found, key=lambda f: f[0])]
+def _errors(path: Path, summaries: list[StagedBatch], firsts: list[int],
+            repeated: dict[int, dict[int, StagedLine]]) -> list[InputError]:
+    """Return every bad line of the batches (and the `repeated` ids found now), in file order, as one process
+    names them."""
+    found = [(firsts[n] + e.line, e) for n, s in enumerate(summaries) for e in s.errors]
+    found += [(e.line, e) for s in summaries for e in s.repeated]
+    found += [(e.line, e) for lines in repeated.values() for e in lines.values()]
+    return [InputError(e.message, file=str(path), line=line, field=e.field) for line, e in sorted(found, key=lambda f: f[0])]
 
 
 def _neighbours(layouts: list, folder: Path) -> tuple[Path, list[int]]:
@@ -233,25 +230,22 @@ def staged_import(workspace: Workspace, path: Path, *, encoding: str, reader: Sc
                 bad = _undecodable(part.file, summaries, encoding)
                 if bad is not None:
                     raise bad
-                firsts = np.concatenate([[0], np.cumsum([s["newlines"] for s in summaries])]).tolist()
+                firsts = np.concatenate([[0], np.cumsum([s.newlines for s in summaries])]).tolist()
                 layouts = [np.load(_batch_folder(folder, n) / "layout.npz") for n in range(len(batches))]
                 repeated = _repeated(part.file, layouts, firsts, folder)
-                skipped = _errors(part.file, summaries, firsts) + [
-                    InputError(e["message"], file=str(part.file), line=e["line"], field=e["field"])
-                    for lines in repeated.values() for e in lines.values()]
-                skipped.sort(key=lambda e: e.line)
+                skipped = _errors(part.file, summaries, firsts, repeated)
                 if skipped and not skip_invalid:
                     raise InvalidRecords(skipped)
             except (InputError, InvalidRecords):
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             if repeated:   # read again without the repeated lines (kept in the batch's summary as skipped)
-                again = [(n, batches[n][0], {**{int(k): v for k, v in summaries[n]["repeated"].items()}, **lines})
+                again = [(n, batches[n][0], {**{e.line - firsts[n]: e for e in summaries[n].repeated}, **lines})
                          for n, lines in repeated.items()]
                 engine.map(_read_batch, again, shared=stage, label="reading again", unit="batch")
                 summaries = [_summary(_batch_folder(folder, n)) for n in range(len(batches))]
                 layouts = [np.load(_batch_folder(folder, n) / "layout.npz") for n in range(len(batches))]
-            chunks = sum(s["chunks"] for s in summaries)
+            chunks = sum(s.chunks for s in summaries)
             if not chunks:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise InputError("no chunks: the input holds no text", field="text")
@@ -259,7 +253,7 @@ def staged_import(workspace: Workspace, path: Path, *, encoding: str, reader: Sc
             tasks = []
             if not small:
                 stage.neighbours, ordinals = _neighbours(layouts, folder)
-                tasks = _shard_tasks(ordinals, [s["chunks"] for s in summaries], shard_size)
+                tasks = _shard_tasks(ordinals, [s.chunks for s in summaries], shard_size)
             yield finish_staging(stage, summaries, tasks, engine, small), skipped
             shutil.rmtree(folder, ignore_errors=True)
     finally:

@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined
 import curate.records as cr
 from curate.records.adjudication import AdjudicationState
 from curate.records.generated import GenerateRun
-from curate.records.kb import DenseIndexMeta, TermIndexMeta
+from curate.records.kb import DenseIndexMeta, StagedBatch, StagedShard, TermIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
 from evalrun.probes import folder as pf
@@ -41,6 +41,10 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
          "a cache: one shard's BM25 terms (PART: part-NNNNN; `curate grade` over a snapshot in shards)"),
         ("kb/index/ID/dense/KEY/meta.json", DenseIndexMeta, "a cache: chunk embeddings (`curate grade --dense`)"),
         ("cache/embeddings/KEY/keys.json", cr.EmbeddingKeys, "a cache: which text each row of vectors.npy embeds"),
+        ("kb/ingesting/KEY/batches/NNNNN/summary.json", StagedBatch, "staging: one batch of a large `kb ingest` or "
+         "`kb import` (KEY: a digest of the input files and settings), kept across a kill, removed once the "
+         "snapshot is stored"),
+        ("kb/ingesting/KEY/chunks/part-NNNNN.json", StagedShard, "staging: one shard of that snapshot, written"),
     ]),
     ("Datasets", "A dataset's draft: its items and the record of every check it has been through.", [
         ("datasets/NAME/items.jsonl", cr.EvalItem, "one evaluation item a line"),
