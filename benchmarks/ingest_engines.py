@@ -1,12 +1,14 @@
-"""Ingest of a large KB over an engine (issue 29): `curate kb ingest` at 100,000 and 1,000,000 chunks in one
-process (the code before batches, from a checkout given with --before) and on the local engine and a Ray started
-by the command, 2 workers each.
+"""Ingest and import of a large KB over an engine (issue 29): `curate kb ingest` (or `kb import` with
+--import) at 100,000 and 1,000,000 chunks in one process (the code before batches, from a checkout given with
+--before) and on the local engine and a Ray started by the command, 2 workers each.
 
-Run: `.venv/bin/python benchmarks/ingest_engines.py --before /tmp/before [--chunks 100000 1000000]`; writes
-benchmarks/results/ingest_engines.json.
+Run: `.venv/bin/python benchmarks/ingest_engines.py --before /tmp/before [--chunks 100000 1000000] [--import]`;
+writes benchmarks/results/ingest_engines.json (import_engines.json).
 
 Data: tests/support/many_documents.py (CMRC2018 sample sentences recombined into paragraphs, one .jsonl of
-documents, a few scoped; about 18 documents per 100 chunks at a chunk size of 200), written once under --data.
+documents, a few scoped; about 18 documents per 100 chunks at a chunk size of 200), or with --import
+tests/support/production_export.py (the same sentences as production chunks of documents of 1 to 9 chunks,
+listed shuffled: each document's chunks scattered over the file), written once under --data.
 Each run is a process of its own, the runs of one size interleaved; each reports its wall seconds, the peak
 memory of the command with every process it started (sampled every 0.1 s from /proc: the workers, and Ray's
 own) and the snapshot id (the same for every run of a size: the same snapshot).
@@ -30,10 +32,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from common import machine, print_table, save_json  # noqa: E402
 from engines import CHILD as SAMPLER  # noqa: E402   the peak-memory sampler of every child
 
-RESULTS = REPO / "benchmarks" / "results" / "ingest_engines.json"
+RESULTS = REPO / "benchmarks" / "results"
 DOCUMENTS_PER_CHUNK = 0.178
 CHILD = SAMPLER.split("from curate.checks.leakage.find")[0] + r"""
-from curate.kb.store import ingest
+from curate.kb.store import import_chunks, ingest
 from curate.workspace import init_workspace
 
 root, docs, engine = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -43,7 +45,10 @@ if engine != "one":
 import curate
 started = time.perf_counter()
 options = {} if engine == "one" else {"engine": engine}
-manifest = ingest(workspace, [docs], name="kb", chunk_size=200, **options)
+if docs.suffix == ".jsonl":
+    manifest, _ = import_chunks(workspace, docs, name="kb", **options)
+else:
+    manifest = ingest(workspace, [docs], name="kb", chunk_size=200, **options)
 out = {"seconds": time.perf_counter() - started, "peak_bytes": max(peak[0], tree_rss()),
        "snapshot_id": manifest.snapshot_id, "code": str(Path(curate.__file__).parent.parent), "chunks": manifest.chunks, "shards": len(manifest.shards)}
 print(json.dumps(out))
@@ -67,13 +72,20 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True, help="a checkout of the code before batches")
     parser.add_argument("--chunks", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ingest-engines-data")
+    parser.add_argument("--import", dest="imported", action="store_true", help="time kb import of production chunks")
     args = parser.parse_args()
     from tests.support.many_documents import many_documents
+    from tests.support.production_export import production_file
 
     rows, results = [], {"machine": machine(), "runs": {}}
     for chunks in args.chunks:
         docs = args.data / str(chunks)
-        if not (docs / "docs.jsonl").exists():
+        if args.imported:
+            docs = docs / "chunks.jsonl"
+            if not docs.exists():
+                docs.parent.mkdir(parents=True, exist_ok=True)
+                production_file(docs, documents=chunks // 5)   # 5 chunks a document on average
+        elif not (docs / "docs.jsonl").exists():
             many_documents(docs, int(chunks * DOCUMENTS_PER_CHUNK))
         runs = {}
         for label, code, engine in (("one process (before)", args.before, "one"), ("local, 2 workers", REPO, "local"),
@@ -86,7 +98,7 @@ def main() -> None:
         assert len({r["snapshot_id"] for r in runs.values()}) == 1, runs
         results["runs"][str(chunks)] = runs
     print_table(["chunks", "run", "wall s", "peak GiB", "snapshot"], rows)
-    save_json(RESULTS, results)
+    save_json(RESULTS / ("import_engines.json" if args.imported else "ingest_engines.json"), results)
 
 
 if __name__ == "__main__":

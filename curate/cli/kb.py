@@ -58,13 +58,18 @@ def kb_ingest(ctx: click.Context, paths: tuple[Path, ...], name: str, chunker: s
 @click.option("--encoding", default="utf-8", show_default=True)
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines and list the skipped ones.")
 @click.option("--map", "mapping", multiple=True, metavar="OLD=NEW", help=MAP_HELP)
+@click.option("--engine", metavar="ENGINE", help="Where a large file (5 MB or more) is read and checked: local "
+              "(processes on this machine), ray (a Ray started here), or a Ray cluster's address (ray://HOST:10001, "
+              "HOST:PORT, auto) [default: [engine] in curate.toml, else local].")
 @click.pass_context
 def kb_import(ctx: click.Context, path: Path, name: str, encoding: str, skip_invalid: bool,
-              mapping: tuple[str, ...]) -> None:
+              mapping: tuple[str, ...], engine: str | None) -> None:
     """Import production chunks as they are (chunk_id, doc_id, text, optional start/end, metadata; access
-    groups and version from metadata or curate.toml [scope] rules)."""
+    groups and version from metadata or curate.toml [scope] rules). A large file is read and checked in
+    batches on an engine, into the same snapshot; a run killed half way resumes from the batches it completed."""
     manifest, skipped = import_chunks(workspace_of(ctx), path, name=name, encoding=encoding,
-                                      skip_invalid=skip_invalid, mapping=parse_mapping(mapping, SCOPE_ALIASES))
+                                      skip_invalid=skip_invalid, mapping=parse_mapping(mapping, SCOPE_ALIASES),
+                                      engine=engine, note=lambda text: click.echo(f"note: {text}", err=True))
     report_skipped(skipped)
     click.echo(f"{name}: snapshot {manifest.snapshot_id} ({manifest.chunks:,} chunks imported as they are)")
     for line in scope_summary(manifest.scope):

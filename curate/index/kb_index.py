@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -84,6 +84,10 @@ class KBIndex:
         """Return the document id of the chunk at `position`."""
         return self.chunks[position].doc_id
 
+    def texts(self, positions: Iterable[int]) -> dict[int, str]:
+        """Return position -> text of the chunks at `positions`."""
+        return {p: self.chunks[p].text for p in positions}
+
     @cached_property
     def doc_positions(self) -> dict[str, list[int]]:
         """Document id -> positions of its chunks, in snapshot order."""
@@ -112,6 +116,10 @@ class KBIndex:
     def in_view(self, position: int) -> int | None:
         """Return where a snapshot position sits in this index, or None when it is not in it."""
         return position
+
+    def own_texts(self) -> Sequence[str]:
+        """Return the texts of this index's own chunks, in order."""
+        return [c.text for c in self.chunks[:self.size]]
 
     def same_text(self, texts: set[str]) -> list[int]:
         """Return, in order, the positions of this index's own chunks whose folded text is one of `texts`."""

@@ -151,6 +151,9 @@ class ShardIndex(KBIndex):
     def same_text(self, texts: set[str]) -> list[int]:
         return self.folded.positions_of(texts, below=self.size)
 
+    def own_texts(self) -> list[str]:
+        return read_column(self.path, "text")
+
     # -- lexical: this shard's folded texts and n-gram index ---------------------------------------
 
     @cached_property

@@ -235,36 +235,51 @@ def read_production_chunks(path: Path, encoding: str = "utf-8", skip_invalid: bo
     errors: list[InputError] = []
     seen: dict[str, int] = {}
     for line, record in iter_json_objects(Path(path), encoding):
-        try:
-            if isinstance(record, InputError):
-                raise record
-            chunk_id = _required_string(record, "chunk_id", file=file, line=line)
-            doc_id = _required_string(record, "doc_id", file=file, line=line)
-            text = _required_string(record, "text", file=file, line=line)
-            start, end = record.get("start"), record.get("end")
-            if (start is None) != (end is None):
-                raise InputError("give both start and end, or neither", file=file, line=line,
-                                 field="end" if end is None else "start")
-            for key, value in (("start", start), ("end", end)):
-                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                    raise InputError("must be a non-negative integer", file=file, line=line, field=key)
-            if start is not None and end - start != len(text):
-                raise InputError(f"end - start = {end - start} but the text has {len(text)} characters",
-                                 file=file, line=line, field="end")
-            if chunk_id in seen:
-                raise InputError(f"duplicate chunk_id '{chunk_id}' (first on line {seen[chunk_id]})",
-                                 file=file, line=line, field="chunk_id")
-            own, metadata = _scope_and_metadata(record, scope, CHUNK_FIELDS, file=file, line=line)
-            if isinstance(record.get("title"), str):
-                metadata.setdefault("title", record["title"])
-            chunk_scope = scope.scope(own, scope.rule_layer(doc_id), file=file, line=line)
-            seen[chunk_id] = line
-            chunks.append(Chunk(chunk_id=chunk_id, doc_id=doc_id, text=text, start=start, end=end,
-                                text_sha256=sha256_text(text), metadata=metadata, scope=chunk_scope))
-        except InputError as exc:
-            errors.append(exc)
-        except ValidationError as exc:
-            errors.append(InputError.from_validation(exc, file=file, line=line))
+        found = production_chunk(record, scope, file=file, line=line)
+        if isinstance(found, Chunk) and found.chunk_id in seen:
+            found = duplicate_chunk_id(found.chunk_id, seen[found.chunk_id], file=file, line=line)
+        if isinstance(found, InputError):
+            errors.append(found)
+            continue
+        seen[found.chunk_id] = line
+        chunks.append(found)
     if errors and not skip_invalid:
         raise InvalidRecords(errors)
     return chunks, errors
+
+
+def duplicate_chunk_id(chunk_id: str, first: int, *, file: str, line: int) -> InputError:
+    """Return the error of a line that repeats the chunk_id of line `first`."""
+    return InputError(f"duplicate chunk_id '{chunk_id}' (first on line {first})", file=file, line=line,
+                      field="chunk_id")
+
+
+def production_chunk(record: dict | InputError, scope: ScopeReader, *, file: str, line: int) -> Chunk | InputError:
+    """Return the chunk one line of a production JSONL file holds (chunk_id, doc_id, text, optional start/end,
+    metadata, scope fields), or the error that names what is wrong with it."""
+    try:
+        if isinstance(record, InputError):
+            raise record
+        chunk_id = _required_string(record, "chunk_id", file=file, line=line)
+        doc_id = _required_string(record, "doc_id", file=file, line=line)
+        text = _required_string(record, "text", file=file, line=line)
+        start, end = record.get("start"), record.get("end")
+        if (start is None) != (end is None):
+            raise InputError("give both start and end, or neither", file=file, line=line,
+                             field="end" if end is None else "start")
+        for key, value in (("start", start), ("end", end)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise InputError("must be a non-negative integer", file=file, line=line, field=key)
+        if start is not None and end - start != len(text):
+            raise InputError(f"end - start = {end - start} but the text has {len(text)} characters",
+                             file=file, line=line, field="end")
+        own, metadata = _scope_and_metadata(record, scope, CHUNK_FIELDS, file=file, line=line)
+        if isinstance(record.get("title"), str):
+            metadata.setdefault("title", record["title"])
+        chunk_scope = scope.scope(own, scope.rule_layer(doc_id), file=file, line=line)
+        return Chunk(chunk_id=chunk_id, doc_id=doc_id, text=text, start=start, end=end,
+                     text_sha256=sha256_text(text), metadata=metadata, scope=chunk_scope)
+    except InputError as exc:
+        return exc
+    except ValidationError as exc:
+        return InputError.from_validation(exc, file=file, line=line)

@@ -39,18 +39,19 @@ from pathlib import Path
 
 from curate.engine import Engine, pending
 from curate.errors import InputError, InvalidRecords
-from curate.fileio import atomic_directory, atomic_write_json, jsonl_bytes, sha256_file
+from curate.fileio import atomic_directory, jsonl_bytes, sha256_file
 from curate.kb.content import ScopeTally, hashed_lines, scope_counts, superseded_in
 from curate.kb.documents import Part, chunk_documents, read_documents, read_parts
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import (COLUMNS, FOLDER, NONE, neighbour_positions, shard_bounds, shard_name, shard_table,
                               write_table)
-from curate.locks import writing
+from curate.locks import Busy, writing
 from curate.records import Chunk, ChunkerSettings, ScopeCounts
-from curate.records.kb import ShardInfo
+from curate.records.kb import ShardInfo, StagedBatch, StagedShard
 from curate.version import __version__
 from curate.workspace import Workspace
 
+STAGING = 2   # the staged files' layout: 2, StagedBatch and StagedShard records (a folder of another is not resumed)
 BATCH_BYTES = 4 << 20   # input a worker reads and chunks at once: about 8,000 chunks of 500 characters
 _BLOCK = 1 << 20
 
@@ -119,7 +120,7 @@ def fingerprint(parts: Sequence[Part], **settings) -> str:
     """Return the sha256 of the inputs (each file's path, size and modification time) and `settings`."""
     files = [(str(p.file.resolve()), str(p.root), p.start, p.end, p.file.stat().st_size, p.file.stat().st_mtime_ns)
              for p in parts]
-    return hashlib.sha256(json.dumps([__version__, files, settings], sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps([__version__, STAGING, files, settings], sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclass
@@ -131,6 +132,7 @@ class _Stage:
     reader: ScopeReader
     chunker: ChunkerSettings
     supersedes: set[str] = field(default_factory=set)
+    neighbours: Path | None = None   # the snapshot's prev and next positions, when the batches cannot give them
 
 
 def _batch_folder(folder: Path, number: int) -> Path:
@@ -158,11 +160,7 @@ def _read_batch(task: tuple[int, list[Part]], stage: _Stage) -> None:
         with open(tmp / "layout.npz", "wb") as out:
             np.savez(out, lengths=np.array([lengths[d.doc_id] for d in documents], dtype=np.int64),
                      keys=np.array([_key(d.doc_id) for d in documents], dtype=np.uint64))
-        tally = ScopeTally.of(chunks)
-        summary = {"documents": len(documents), "chunks": len(chunks), "characters": sum(len(c.text) for c in chunks),
-                   "tally": {**tally.__dict__, "groups": list(tally.groups.items()),
-                             "versions": list(tally.versions.items()), "supersedes": sorted(tally.supersedes)}}
-        atomic_write_json(tmp / "summary.json", summary)
+        batch_record(chunks, documents=len(documents)).write(tmp / "summary.json")
 
 
 def _key(doc_id: str) -> int:
@@ -170,17 +168,26 @@ def _key(doc_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _summary(folder: Path) -> dict:
-    data = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    tally = data["tally"]
-    data["tally"] = ScopeTally(**{**tally, "groups": Counter(dict(tally["groups"])),
-                                  "versions": Counter(dict(tally["versions"])), "supersedes": set(tally["supersedes"])})
-    return data
+def batch_record(chunks: Sequence[Chunk], **fields) -> StagedBatch:
+    """Return the record of a staged batch of `chunks` (its counts and what it adds to the scope counts)."""
+    tally = ScopeTally.of(chunks)
+    return StagedBatch(chunks=len(chunks), characters=sum(len(c.text) for c in chunks), scoped=tally.scoped,
+                       restricted=tally.restricted, groups=dict(tally.groups), versions=dict(tally.versions),
+                       dated=tally.dated, supersedes=sorted(tally.supersedes), **fields)
 
 
-def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int]], stage: _Stage) -> dict:
-    """Write one shard of the snapshot from the rows of the batches it spans; return what the manifest
-    records of it and how many of its chunks are superseded."""
+def _tally(batch: StagedBatch) -> ScopeTally:
+    return ScopeTally(batch.chunks, batch.scoped, batch.restricted, Counter(batch.groups), Counter(batch.versions),
+                      batch.dated, set(batch.supersedes))
+
+
+def _summary(folder: Path) -> StagedBatch:
+    return StagedBatch.read(folder / "summary.json")
+
+
+def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int]], stage: _Stage) -> None:
+    """Write one shard of the snapshot from the rows of the batches it spans, and beside it what the manifest
+    records of it and how many of its chunks are superseded (`StagedShard`)."""
     import numpy as np
     import pyarrow as pa
 
@@ -194,6 +201,10 @@ def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int
                 held = values.to_numpy()
                 values = pa.array(np.where(held == NONE, NONE, held + offset).astype(np.int64))
             columns[name].append(values)
+    if stage.neighbours is not None:
+        size = sum(end - start for _, start, end, _ in pieces)
+        around = np.load(stage.neighbours, mmap_mode="r")
+        columns["prev"], columns["next"] = ([pa.array(np.array(around[side, first:first + size]))] for side in (0, 1))
     table = pa.Table.from_arrays([pa.concat_arrays(columns[name]) for name in COLUMNS], names=list(COLUMNS))
     path = stage.folder / shard_name(number)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -202,11 +213,8 @@ def _write_shard(task: tuple[int, int, list[tuple[int, int, int, int]], list[int
     os.replace(tmp, path)
     superseded, held = superseded_in(table.column("chunk_id").to_pylist(), table.column("doc_id").to_pylist(),
                                      stage.supersedes) if stage.supersedes else (0, set())
-    done = {"shard": ShardInfo(file=shard_name(number), chunks=table.num_rows, first=first, sha256=sha256_file(path),
-                               foreign=foreign).model_dump(mode="json"),
-            "superseded": superseded, "held": sorted(held)}
-    atomic_write_json(path.with_suffix(".json"), done)
-    return done
+    StagedShard(shard=ShardInfo(file=shard_name(number), chunks=table.num_rows, first=first, sha256=sha256_file(path),
+                                foreign=foreign), superseded=superseded, held=sorted(held)).write(path.with_suffix(".json"))
 
 
 def contiguous_foreign(ordinals: Sequence[int], bounds: Sequence[tuple[int, int]]) -> list[list[int]]:
@@ -304,23 +312,30 @@ def _combine(stage: _Stage, count: int, engine: Engine, shard_size: int,
     if len(np.unique(keys)) != len(keys):   # a doc_id repeated in two batches
         raise InputError("a doc_id is repeated", field="doc_id")
     lengths = np.concatenate([layout["lengths"] for layout in layouts]) if layouts else np.zeros(0, np.int64)
-    chunks = int(lengths.sum())
-    tally = sum((s["tally"] for s in summaries), ScopeTally())
-    shards, small = [], None
-    if chunks < parquet_from:
-        small = [Chunk.model_validate_json(record) for n in range(count)
-                 for record in _rows(_batch_folder(folder, n)).column("record").to_pylist()]
-        scope = scope_counts(small, stage.reader.settings)
+    tasks = _shard_tasks(lengths, [s.chunks for s in summaries], shard_size)
+    return finish_staging(stage, summaries, tasks, engine, int(lengths.sum()) < parquet_from)
+
+
+def finish_staging(stage: _Stage, summaries: list[StagedBatch], tasks: list[tuple], engine: Engine, small: bool) -> Staged:
+    """Return the staged snapshot of the batches whose `summaries` are given: its shards written on `engine`
+    (`tasks`: `_write_shard`'s) unless it is `small` (then its chunks are kept for one chunks.jsonl), its counts
+    and its sha256 streamed from the batches' hashed lines."""
+    folder, count = stage.folder, len(summaries)
+    chunks = sum(s.chunks for s in summaries)
+    tally = sum((_tally(s) for s in summaries), ScopeTally())
+    shards, kept = [], None
+    if small:
+        kept = [Chunk.model_validate_json(record) for n in range(count)
+                for record in _rows(_batch_folder(folder, n)).column("record").to_pylist()]
+        scope = scope_counts(kept, stage.reader.settings)
     else:
         stage.supersedes = tally.supersedes
-        tasks = _shard_tasks(lengths, [s["chunks"] for s in summaries], shard_size)
         left, _ = pending(tasks, lambda task: (folder / shard_name(task[0])).with_suffix(".json").exists())
         engine.map(_write_shard, left, shared=stage, label="writing shards")
-        done = [json.loads((folder / shard_name(task[0])).with_suffix(".json").read_text(encoding="utf-8"))
-                for task in tasks]
-        shards = [ShardInfo.model_validate(d["shard"]) for d in done]
-        held = set().union(*(d["held"] for d in done))
-        scope = tally.counts(stage.reader.settings, sum(d["superseded"] for d in done),
+        done = [StagedShard.read((folder / shard_name(task[0])).with_suffix(".json")) for task in tasks]
+        shards = [d.shard for d in done]
+        held = set().union(*(d.held for d in done))
+        scope = tally.counts(stage.reader.settings, sum(d.superseded for d in done),
                              sorted(tally.supersedes - held))
     digest = hashlib.sha256()
     for name in ("documents.hash", "chunks.hash"):
@@ -328,8 +343,8 @@ def _combine(stage: _Stage, count: int, engine: Engine, shard_size: int,
             with open(_batch_folder(folder, n) / name, "rb") as part:
                 for block in iter(lambda: part.read(_BLOCK), b""):
                     digest.update(block)
-    return Staged(folder, count, sum(s["documents"] for s in summaries), chunks,
-                  sum(s["characters"] for s in summaries), digest.hexdigest(), scope, shards, small)
+    return Staged(folder, count, sum(s.documents for s in summaries), chunks,
+                  sum(s.characters for s in summaries), digest.hexdigest(), scope, shards, kept)
 
 
 def _shard_tasks(lengths, batch_chunks: list[int], shard_size: int) -> list[tuple]:
@@ -352,6 +367,21 @@ def _rows(folder: Path):
     import pyarrow as pa
 
     return pa.ipc.open_file(pa.memory_map(str(folder / "chunks.arrow"))).read_all()
+
+
+def left_staged(workspace: Workspace) -> list[tuple[Path, int]]:
+    """Return the folders under `kb/ingesting/` that no command is writing (an ingest or import killed before
+    it finished, whose inputs have changed since or that was not run again), with their size in bytes."""
+    found = []
+    root = workspace.kb_dir / "ingesting"
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        try:
+            with writing(folder, "a staged ingest", wait=False, clean=[]):
+                size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        except Busy:
+            continue
+        found.append((folder, size))
+    return found
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import re
 import unicodedata
@@ -16,7 +17,8 @@ from curate.engine import engine_settings, open_engine
 from curate.kb.documents import chunk_documents, document_parts, read_parts, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import PARQUET_FROM, SHARD_CHUNKS, read_shard, write_shards
-from curate.kb.staged import BATCH_BYTES, staged_from, staged_ingest
+from curate.kb.staged import BATCH_BYTES, left_staged, staged_from, staged_ingest
+from curate.kb.staged_import import IMPORTED, staged_import
 from curate.locks import writing
 from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeSettings, SnapshotManifest, now,
                             validate_lines)
@@ -289,19 +291,64 @@ def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: s
         shards = max(len(staged.shards), 1)
         note(f"read and chunked {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
              f"shard{'s' * (shards > 1)} on {chosen.describe()}")
+        _say_left_staged(workspace, note)
     return manifest
 
 
+def _say_left_staged(workspace: Workspace, note: Callable[[str], None]) -> None:
+    """Tell `note` of staged ingests and imports that were killed and never finished (disk nobody uses)."""
+    for folder, size in left_staged(workspace):
+        note(f"{folder} holds {size / 2**20:,.1f} MB staged by an ingest or import that was killed and not run "
+             "again with the same input: run it again to finish it, or remove the folder")
+
+
 def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str = "utf-8",
-                  skip_invalid: bool = False, mapping: Mapping[str, str] | None = None,
+                  skip_invalid: bool = False, mapping: Mapping[str, str] | None = None, engine: str | None = None,
+                  note: Callable[[str], None] | None = None, shard_size: int = SHARD_CHUNKS,
+                  parquet_from: int = PARQUET_FROM, batch_bytes: int = BATCH_BYTES,
                   ) -> tuple[SnapshotManifest, list[InputError]]:
     """Return the manifest of the snapshot `name` made of the production chunks at `path` (JSONL:
     chunk_id, doc_id, text, optional start/end and metadata), stored as they are with their scope
     (metadata or top-level fields, curate.toml [scope] rules; `mapping`: a team's own field names read as
-    scope fields), and the
-    lines skipped (bad lines raise InvalidRecords unless `skip_invalid`)."""
+    scope fields), and the lines skipped (bad lines raise InvalidRecords unless `skip_invalid`).
+
+    A file large enough for `parquet_from` chunks (`staged_from`) is read and checked in batches of `batch_bytes`
+    on the engine `engine` names (local, ray, a Ray address; else curate.toml's [engine], else local), resuming
+    from the batches and shards a killed run completed (`curate.kb.staged_import`); `note` is told where it
+    ran. The snapshot and the lines named are those of one process, byte for byte."""
     reader = ScopeReader(read_scope_settings(workspace), mapping)
-    chunks, skipped = read_production_chunks(Path(path), encoding, skip_invalid, reader)
-    manifest = SnapshotStore(workspace).write(name, [], chunks, ChunkerSettings(kind="imported"),
-                                              sources=[str(path)], scope=reader.settings)
+    path = Path(path)
+    store = SnapshotStore(workspace)
+    chosen = engine_settings(workspace, engine)
+    if not path.is_file() or path.stat().st_size < staged_from(500, parquet_from) or not _known(encoding):
+        chunks, skipped = read_production_chunks(path, encoding, skip_invalid, reader)
+        manifest = store.write(name, [], chunks, IMPORTED, sources=[str(path)], scope=reader.settings,
+                               shard_size=shard_size, parquet_from=parquet_from)
+        return manifest, skipped
+    check_kb_name(name)
+    running = open_engine(chosen, shard_size)
+    try:
+        with staged_import(workspace, path, encoding=encoding, reader=reader, engine=running,
+                           skip_invalid=skip_invalid, batch_bytes=batch_bytes, shard_size=shard_size,
+                           parquet_from=parquet_from) as (staged, skipped):
+            manifest = store.keep(SnapshotManifest(
+                snapshot_id=snapshot_id_of(staged.content_sha256), content_sha256=staged.content_sha256, name=name,
+                chunker=IMPORTED, documents=0, chunks=staged.chunks, characters=staged.characters,
+                created_at=now(), sources=[str(path)], scope=staged.scope), staged.fill)
+    finally:
+        running.close()
+    if note is not None:
+        shards = max(len(staged.shards), 1)
+        note(f"read and checked {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
+             f"shard{'s' * (shards > 1)} on {chosen.describe()}")
+        _say_left_staged(workspace, note)
     return manifest, skipped
+
+
+def _known(encoding: str) -> bool:
+    """Return whether `encoding` names a codec (an unknown one is reported as one process reports it)."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return False
+    return True

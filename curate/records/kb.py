@@ -193,7 +193,7 @@ class CopySketchMeta(VersionedRecord):
 
 
 class MineSketchMeta(VersionedRecord):
-    """kb/index/ID/shards/part-NNNNN/mining/meta.json: what `curate generate` found out about the chunks of one shard
+    """kb/index/ID/shards/PART/mining/meta.json: what `curate generate` found out about the chunks of one shard
     of a snapshot in many before mining any pair (`curate.generate.mine_sketch`); beside it, chunks.npy (each chunk's
     language and document, numbers into the lists below), passages.npy, digests.npy, shapes.npy and bands.npy (each
     sentence passage first of its folded text in the shard: its span, digests of its folded text and shape, the
@@ -207,6 +207,19 @@ class MineSketchMeta(VersionedRecord):
     languages: list[str] = Field(description="The languages of the chunks.")
     doc_ids: list[str] = Field(description="The documents of the chunks.")
     codes: list[str] = Field(description="The codes the chunks state or name.")
+
+
+class TermIndexMeta(VersionedRecord):
+    """kb/index/ID/shards/PART/bm25-vN/meta.json: one shard's BM25 terms, counted once for `curate grade`
+    over a snapshot in shards; beside it vocab.json (the shard's tokens), indptr.npy, docs.npy and tf.npy (per
+    token, the chunks holding it and how often) and lengths.npy (tokens per chunk). The snapshot's document
+    frequencies and average length are summed from every shard's at search time. A cache: counted again
+    whenever it is missing, damaged or of another `version`."""
+
+    version: int = Field(description="Version of the BM25 tokens (the whole snapshot's index has the same).")
+    snapshot: str = Field(description="Snapshot id.")
+    chunks: int = Field(description="Chunks of the shard counted.")
+    tokens: int = Field(description="Tokens of those chunks, all counted (the average length's numerator).")
 
 
 class DenseIndexMeta(VersionedRecord):
@@ -228,3 +241,46 @@ class EmbeddingKeys(VersionedRecord):
     A cache: started again whenever it is missing, damaged or does not match the vectors."""
 
     keys: list[str] = Field(default_factory=list, description="sha256 of each embedded text, in row order.")
+
+
+class StagedLine(Record):
+    """A bad line of a staged import: where it is and what is wrong with it."""
+
+    line: int = Field(description="Its line number: in the batch (errors) or in the file (repeated ids).")
+    message: str = Field(description="What is wrong, as one process words it.")
+    field: str | None = Field(None, description="The field at fault, where one is.")
+
+
+class StagedBatch(VersionedRecord):
+    """kb/ingesting/KEY/batches/NNNNN/summary.json: one batch of a large `kb ingest` or `kb import` read by a
+    worker (beside it: its chunks as shard rows, chunks.arrow; the lines it adds to the snapshot's sha256,
+    documents.hash and chunks.hash; its documents, documents.jsonl; layout.npz: per document its chunk count
+    and a digest of its id, or per imported chunk digests of its id and document, its start and line). Staging:
+    removed once the snapshot is stored, kept across a kill so the same command resumes."""
+
+    documents: int = Field(description="Documents read (0 for imported chunks).")
+    chunks: int = Field(description="Chunks made or imported.")
+    characters: int = Field(description="Characters of those chunks.")
+    scoped: int = Field(0, description="Chunks with a scope.")
+    restricted: int = Field(0, description="Scoped chunks with access groups.")
+    groups: dict[str, int] = Field(default_factory=dict, description="Chunks per access group.")
+    versions: dict[str, int] = Field(default_factory=dict, description="Chunks per version.")
+    dated: int = Field(0, description="Chunks with validity dates.")
+    supersedes: list[str] = Field(default_factory=list, description="The ids the batch's chunks supersede.")
+    newlines: int = Field(0, description="Newlines in the batch's bytes (imports: line numbers of later batches).")
+    errors: list[StagedLine] = Field(default_factory=list,
+                                     description="Bad lines of an imported batch, numbered in the batch.")
+    repeated: list[StagedLine] = Field(default_factory=list, description="Lines left out of an imported batch "
+                                       "because an earlier line of the file has their chunk_id, numbered in the file.")
+    undecodable: int | None = Field(None, description="Byte of the file where the batch stops being text in its "
+                                    "encoding (imports), or null.")
+    undecodable_newlines: int = Field(0, description="Newlines of the batch before that byte.")
+
+
+class StagedShard(VersionedRecord):
+    """kb/ingesting/KEY/chunks/part-NNNNN.json: one shard of a large ingest or import written by a worker,
+    beside its .parquet file (staging, like StagedBatch)."""
+
+    shard: ShardInfo = Field(description="What the manifest records of the shard.")
+    superseded: int = Field(description="Its chunks that another chunk or document supersedes.")
+    held: list[str] = Field(description="The superseded ids it holds (chunk or document ids).")

@@ -15,7 +15,7 @@ from pydantic_core import PydanticUndefined
 import curate.records as cr
 from curate.records.adjudication import AdjudicationState
 from curate.records.generated import GenerateRun
-from curate.records.kb import DenseIndexMeta
+from curate.records.kb import DenseIndexMeta, StagedBatch, StagedShard, TermIndexMeta
 from curate.workspace import DEFAULTS, config_text
 from evalrun import records as er
 from evalrun.probes import folder as pf
@@ -37,10 +37,16 @@ FILES: list[tuple[str, str, list[tuple[str, type[BaseModel] | None, str]]]] = [
         ("kb/index/ID/lexical/meta.json", cr.LexicalIndexMeta, "a cache: the folded texts and 4-gram index"),
         ("kb/index/ID/sketch/meta.json", cr.CopySketchMeta, "a cache: what `check-dups --kb` learns of each chunk "
          "(in a snapshot in shards: kb/index/ID/shards/part-NNNNN/sketch/ and lexical/, one per shard)"),
-        ("kb/index/ID/shards/*/mining/meta.json", cr.MineSketchMeta, "a cache: what `curate generate` learns of "
-         "each shard's chunks before mining (a snapshot in shards: one per shard, part-NNNNN)"),
+        ("kb/index/ID/shards/PART/mining/meta.json", cr.MineSketchMeta, "a cache: what `curate generate` learns "
+         "of one shard's chunks before mining (PART: part-NNNNN; a snapshot in shards)"),
+        ("kb/index/ID/shards/PART/bm25-vN/meta.json", TermIndexMeta,
+         "a cache: one shard's BM25 terms (PART: part-NNNNN; `curate grade` over a snapshot in shards)"),
         ("kb/index/ID/dense/KEY/meta.json", DenseIndexMeta, "a cache: chunk embeddings (`curate grade --dense`)"),
         ("cache/embeddings/KEY/keys.json", cr.EmbeddingKeys, "a cache: which text each row of vectors.npy embeds"),
+        ("kb/ingesting/KEY/batches/NNNNN/summary.json", StagedBatch, "staging: one batch of a large `kb ingest` or "
+         "`kb import` (KEY: a digest of the input files and settings), kept across a kill, removed once the "
+         "snapshot is stored"),
+        ("kb/ingesting/KEY/chunks/part-NNNNN.json", StagedShard, "staging: one shard of that snapshot, written"),
     ]),
     ("Datasets", "A dataset's draft: its items and the record of every check it has been through.", [
         ("datasets/NAME/items.jsonl", cr.EvalItem, "one evaluation item a line"),

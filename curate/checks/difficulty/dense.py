@@ -22,7 +22,7 @@ record's settings (`dense`: used, partial or skipped; `dense_reason`: the line t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +98,8 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None, not
     if dense is None:
         speed = (f" (about {duration(meta.chunks / meta.chunks_per_second)} at the {meta.chunks_per_second:g} "
                  f"chunks/s measured here)" if meta and meta.chunks_per_second else "")
-        return None, None, (f"the {len(index.chunks):,} chunks of {index.snapshot_id} are not embedded with {model} "
+        count = index.store.manifest(index.snapshot_id).chunks if sharded else len(index.chunks)
+        return None, None, (f"the {count:,} chunks of {index.snapshot_id} are not embedded with {model} "
                             f"yet{speed}; `curate grade --dense` embeds them once, saying first how long it will "
                             f"take, and later grades reuse them")
     cache = workspace_embeddings(workspace)
@@ -118,10 +119,11 @@ def _chunk_vectors(index: KBIndex, workspace: Workspace, dense: bool | None, not
 
 def dense_ranks(index: KBIndex, workspace: Workspace, questions: Sequence[str], gold: Sequence[set[int]], *,
                 dense: bool | None, k: int, notify: Callable[[str], None] | None = None,
-                engine: Engine | None = None) -> DenseRanks:
+                engine: Engine | None = None, texts: Mapping[int, str] | None = None) -> DenseRanks:
     """Return the dense rank of each question's gold chunks (positions in `index`), by the policy of
     the module docstring; `notify` hears the time a build will take before it starts. A snapshot in shards
-    is embedded on `engine` (default: the local engine), shard by shard."""
+    is embedded on `engine` (default: the local engine), shard by shard. `texts`: the gold chunks' texts, when
+    read already (else read from `index`)."""
     model = workspace.setting("embedding", "model") or None
     none = [None] * len(questions)
     try:
@@ -131,7 +133,8 @@ def dense_ranks(index: KBIndex, workspace: Workspace, questions: Sequence[str], 
         readable = [bool(r) for r in cache.readable(list(questions))]
         # a gold chunk the model cannot read has a vector of unknown tokens: its rank says nothing
         positions = sorted(set().union(*gold))
-        read_chunks = {p for p, r in zip(positions, cache.readable([index.chunks[p].text for p in positions])) if r}
+        texts = texts if texts is not None else index.texts(positions)
+        read_chunks = {p for p, r in zip(positions, cache.readable([texts[p] for p in positions])) if r}
         readable = [r and bool(g & read_chunks) for r, g in zip(readable, gold)]
         if not any(readable):
             return DenseRanks(model, none, readable, f"{model} cannot read any of the questions or their gold chunks")

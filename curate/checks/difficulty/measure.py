@@ -67,6 +67,7 @@ from curate.checks.difficulty.features import (
     lexical_overlap,
 )
 from curate.checks.difficulty.dense import DenseRanks, dense_ranks
+from curate.checks.difficulty.over_shards import ShardedKB
 from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
@@ -130,7 +131,7 @@ class DifficultyReport:
         return data
 
 
-def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set[int]]:
+def item_features(item: EvalItem, index: KBIndex | ShardedKB) -> tuple[dict[str, float], set[int]]:
     """Return an item's features that need no retrieval, and the positions of its gold chunks."""
     groups = item_groups(item, index.copies)
     gold = {index.position[c] for g in groups for c in g.chunk_ids if c in index.position}
@@ -151,7 +152,8 @@ def item_features(item: EvalItem, index: KBIndex) -> tuple[dict[str, float], set
     return features, gold
 
 
-def scoped_features(item: EvalItem, index: KBIndex, scope: ScopeIndex) -> tuple[EvalItem, dict[str, float], set[int]]:
+def scoped_features(item: EvalItem, index: KBIndex | ShardedKB,
+                    scope: ScopeIndex) -> tuple[EvalItem, dict[str, float], set[int]]:
     """Return the item as its asker may use it at its moment, its `item_features` over that (with
     `unusable_evidence` and `declined` when scope left evidence out), and its gold chunks' positions."""
     seen = view(item, scope)
@@ -165,13 +167,16 @@ def scoped_features(item: EvalItem, index: KBIndex, scope: ScopeIndex) -> tuple[
 
 def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *, dense: bool | None, k: int,
              rules: DifficultyRules, notify: Callable[[str], None] | None, scope: ScopeIndex,
-             engine: Engine | None = None) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
+             engine: Engine | None = None, kb: KBIndex | ShardedKB | None = None,
+             ) -> tuple[list[tuple[dict[str, float], str | None]], DenseRanks]:
     """Return (features, why it could not be measured, or None) of every item, measured over the
-    evidence its asker may use at its moment, and the dense ranks."""
+    evidence its asker may use at its moment, and the dense ranks. `kb` is what the items' chunks, BM25 and
+    texts are read from: the index itself, or for a snapshot in shards its `ShardedKB`."""
+    kb = kb or index
     measured = []
     gold_of: dict[int, set[int]] = {}
     for n, original in enumerate(items):
-        item, features, gold = scoped_features(original, index, scope)
+        item, features, gold = scoped_features(original, kb, scope)
         unmeasured = None
         if gold:
             gold_of[n] = gold
@@ -183,12 +188,20 @@ def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *,
     questions = [items[n].question for n in rows]
     if not rows:
         return measured, DenseRanks(None, [], [], "no item has a gold chunk to rank")
-    positions, scores = index.bm25.search(questions, k)
+    positions, scores = kb.bm25.search(questions, k)
+    # the texts confusable_above reads: the gold chunks and those retrieved above the first of them
+    wanted = set().union(*gold_of.values())
+    for row, n in enumerate(rows):
+        for position, score in zip(positions[row].tolist(), scores[row].tolist()):
+            if score <= 0 or position in gold_of[n]:
+                break
+            wanted.add(position)
+    texts = kb.texts(sorted(wanted))
     gram_cache: dict[int, set[str]] = {}
 
     def gram_sets(position: int) -> set[str]:
         if position not in gram_cache:
-            gram_cache[position] = grams(fold(index.chunks[position].text))
+            gram_cache[position] = grams(fold(texts[position]))
         return gram_cache[position]
 
     for row, n in enumerate(progress(rows, "ranking items")):
@@ -199,7 +212,7 @@ def _measure(items: Sequence[EvalItem], index: KBIndex, workspace: Workspace, *,
         features["confusable_above"] = float(confusable_above(positions[row], scores[row], gold_of[n],
                                                               gram_sets, rules.near_miss_share))
     ranks = dense_ranks(index, workspace, questions, [gold_of[n] for n in rows], dense=dense, k=k, notify=notify,
-                        engine=engine)
+                        engine=engine, texts=texts)
     for n, rank in zip(rows, ranks.ranks):
         if rank is not None:
             measured[n][0]["dense_rank"] = float(rank)
@@ -239,12 +252,15 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
             raise InputError(f"dataset '{dataset}' has no KB snapshot to grade against", field="dataset")
         live = [i for i in items if i.status not in UNRELEASED_STATUSES]
         index = KBIndex(workspace, meta.kb_snapshot)
-        scope = scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
         report = DifficultyReport(dataset=dataset, kb_snapshot=index.snapshot_id,
                                   target={d: float(s) for d, s in shares.items()}, notes=notes)
         with engine_for(index, chosen) as running:
+            # a snapshot in shards: the items' chunks, BM25 and texts read over the shards on the engine
+            kb = index if running is None else ShardedKB(index, running, live, read_scope_settings(workspace))
+            scope = (scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
+                     if running is None else kb.scope)
             measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say, scope=scope,
-                                       engine=running)
+                                       engine=running, kb=kb)
         if ranks.note:
             say(ranks.note)
         for item, (features, unmeasured) in zip(live, measured):
@@ -256,7 +272,7 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
                 report.declined[item.id] = view(item, scope).declined_because
             # the qtype says what the question needs from the KB, whoever asks: its fit is judged on all evidence
             groups = features["evidence_groups"] if "unusable_evidence" not in features else len(
-                item_groups(item, index.copies))
+                item_groups(item, kb.copies))
             misfit = type_misfit(item.qtype, item.answerable, int(groups))
             if misfit:
                 report.misfits[item.id] = misfit

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from curate.checks.leakage.accept import accept, apply_acceptances, fingerprint
 from curate.checks.leakage.find import LeakReport, LeakSettings, split_edges, split_leaks, summarize
-from curate.checks.leakage.over_shards import kb_leaks
+from curate.checks.leakage.over_shards import doc_ids_of, documents_held, kb_leaks
 from curate.checks.leakage.paraphrase import ParaphrasePass
 from curate.dataset.store import items_digest
 from curate.errors import InputError
@@ -97,8 +97,9 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
     release = draft is None
     draft = list(draft or [])
     check_options(settings, fix=fix, accept_items=accept_items, reason=reason, release=release)
+    held = documents_held(index, set(allow_docs)) if allow_docs else set()
     for doc_id in allow_docs:
-        if doc_id not in index.doc_positions:
+        if doc_id not in held:
             raise InputError(f"document '{doc_id}' is not in KB snapshot {index.snapshot_id}", field="allow-docs")
         docs.allow[doc_id] = f"allowed {now()}"
     unknown = [i for i in accept_items if i not in {item.id for item in items}]
@@ -120,9 +121,11 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
     if accept_items:
         report.accepted = accept(findings, accept_items, reason or "", accepted_by, acceptances)
     if fix == "exclude-docs":
-        for finding in report.with_status("open"):
+        open_findings = report.with_status("open")
+        doc_of = doc_ids_of(index, {c for finding in open_findings for c in finding.copies})
+        for finding in open_findings:
             # every document holding the copy: the finding's own and those of the copies it lists
-            for doc_id in [finding.doc_id] + [index.chunks[index.position[c]].doc_id for c in finding.copies]:
+            for doc_id in [finding.doc_id] + [doc_of[c] for c in finding.copies]:
                 if doc_id and finding.kind != "split_leak" and doc_id not in docs.exclude:
                     docs.exclude[doc_id] = f"{finding.kind} of {finding.item_id} ({now()})"
                     report.newly_excluded.append(doc_id)

@@ -12,16 +12,20 @@ Questions the model cannot read are left out and counted.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from curate.checks.leakage.accept import where_fingerprint
 from curate.checks.leakage.context import QUESTION_LABEL, ends_asking, names
 from curate.errors import CurateError
 from curate.index.embeddings import EmbeddingCache, load_model, paraphrase_min
+from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
+from curate.index.shard_index import ShardIndex, map_views, shard_views
 from curate.records import EvalItem, LeakFinding
 from curate.text.containment import containment
 from curate.text.normalize import fold
@@ -38,22 +42,39 @@ _MARKUP = re.compile(r"^[\s#>*_\-|•·]+|[\s*_|]+$")
 
 @dataclass
 class KBQuestions:
-    """The distinct questions of a snapshot: their text and the chunk positions holding each."""
+    """The distinct questions of a snapshot: their text and the chunks holding each (snapshot position,
+    chunk_id, doc_id), in snapshot order."""
 
     texts: list[str] = field(default_factory=list)
-    places: list[list[int]] = field(default_factory=list)
+    places: list[list[tuple[int, str, str]]] = field(default_factory=list)
 
 
-def kb_questions(index: KBIndex, skip_docs: set[str] = frozenset()) -> KBQuestions:
-    """Return the questions the KB asks (see the module docstring), one per folded text.
+def kb_questions(index: KBIndex, skip_docs: set[str] = frozenset(), engine: Engine | None = None) -> KBQuestions:
+    """Return the questions the KB asks (see the module docstring), one per folded text: each shard's own
+    chunks read on `engine` when the snapshot is in many (`map_views`), joined in snapshot order.
 
     Every chunk is read once; only chunks holding a question mark or an FAQ label are split into sentences.
     """
     found = KBQuestions()
     seen: dict[str, int] = {}
-    for position, chunk in enumerate(index.chunks):
-        text = chunk.text
-        if chunk.doc_id in skip_docs or not ("?" in text or "？" in text or _ANY_LABEL.search(text)):
+    if engine is None and shard_views(index) > 1:
+        engine = LocalEngine()
+    for part in map_views(index, engine, _view_questions, set(skip_docs), label="finding the KB's questions"):
+        for key, body, places in part:
+            if key not in seen:
+                seen[key] = len(found.texts)
+                found.texts.append(body)
+                found.places.append([])
+            found.places[seen[key]].extend(places)   # a shard's positions follow the shards' before it
+    return found
+
+
+def _view_questions(view: KBIndex, skip_docs: set[str]) -> list[tuple[str, str, list[tuple[int, str, str]]]]:
+    """Return the questions of a view's own chunks: (folded text, text, the chunks holding it), in order."""
+    found: dict[str, tuple[str, list[tuple[int, str, str]]]] = {}
+    texts = view.own_texts()
+    for position, text in enumerate(texts):
+        if not ("?" in text or "？" in text or _ANY_LABEL.search(text)) or view.doc_of(position) in skip_docs:
             continue
         for start, end in sentence_spans(text):
             sentence = text[start:end]
@@ -67,13 +88,11 @@ def kb_questions(index: KBIndex, skip_docs: set[str] = frozenset()) -> KBQuestio
             key = fold(body)
             if not MIN_CHARS <= len(key) <= MAX_CHARS:
                 continue
-            if key not in seen:
-                seen[key] = len(found.texts)
-                found.texts.append(body)
-                found.places.append([])
-            if position not in found.places[seen[key]]:
-                found.places[seen[key]].append(position)
-    return found
+            places = found.setdefault(key, (body, []))[1]
+            place = (view.global_position(position), view.chunks[position].chunk_id, view.doc_of(position))
+            if place not in places:
+                places.append(place)
+    return [(key, body, places) for key, (body, places) in found.items()]
 
 
 @dataclass
@@ -135,15 +154,17 @@ def match(items: Sequence[EvalItem], questions: KBQuestions, item_vectors: np.nd
 
 def paraphrase_leaks(workspace: Workspace, items: Sequence[EvalItem], index: KBIndex, *, skip_docs: set[str],
                      found: Sequence[LeakFinding], semantic: bool = True, threshold: float | None = None,
-                     min_chars: int = MIN_CHARS) -> tuple[list[LeakFinding], ParaphrasePass]:
+                     min_chars: int = MIN_CHARS, engine: Engine | None = None) -> tuple[list[LeakFinding], ParaphrasePass]:
     """Return the items' questions that a KB question asks in other words (one finding per item and KB
-    question, its chunks listed, none where `found` already has the item at that chunk), and the pass."""
+    question, its chunks listed, none where `found` already has the item at that chunk), and the pass. The
+    KB's questions of a snapshot in many shards are found on `engine` (its shards' own chunks each)."""
     if not semantic:
         return [], ParaphrasePass(None, skipped="--no-semantic", chosen=True)
     model = workspace.setting("embedding", "model")
     if not model:
         return [], ParaphrasePass(None, skipped="no embedding model is set ([embedding] model in curate.toml)")
-    questions = kb_questions(index, skip_docs)
+    questions = kb_questions(index, skip_docs, engine)
+    views: dict[int, KBIndex] = {}
     asking = [i for i in items if len(fold(i.question)) >= min_chars]
     try:
         cutoff = paraphrase_min(model) if threshold is None else threshold
@@ -161,19 +182,33 @@ def paraphrase_leaks(workspace: Workspace, items: Sequence[EvalItem], index: KBI
     findings = []
     for row, column, cosine in match(asking, questions, item_vectors, kb_vectors, cutoff):
         item = asking[row]
-        places = [p for p in questions.places[column] if (item.id, index.chunks[p].chunk_id) not in taken]
+        places = [p for p in questions.places[column] if (item.id, p[1]) not in taken]
         if not places:
             continue
+        view, at = _view_of(index, places[0][0], views)
         answer = fold(item.reference_answer or "")
-        doc_id = index.chunks[places[0]].doc_id
-        joined = "".join(index.folded[p] for p in index.doc_positions.get(doc_id, []))
+        joined = "".join(view.folded[p] for p in view.doc_positions.get(places[0][2], []))
         paired = bool(answer) and containment(answer, joined)[0] >= 0.95
         findings.append(LeakFinding(
             item_id=item.id, kind="qa_pair_in_kb" if paired else "question_in_kb", method="semantic",
-            score=round(100 * cosine, 1), chunk_ids=[index.chunks[places[0]].chunk_id], doc_id=doc_id,
-            copies=[index.chunks[p].chunk_id for p in places[1:]], matched=questions.texts[column],
+            score=round(100 * cosine, 1), chunk_ids=[places[0][1]], doc_id=places[0][2],
+            copies=[p[1] for p in places[1:]], matched=questions.texts[column],
+            where_sha256=where_fingerprint([view.chunks[at]]),
             standing=f"asked in other words (cosine {cosine:.3f} >= {cutoff:g}, {model})"))
     return findings, used
+
+
+def _view_of(index: KBIndex, position: int, views: dict[int, KBIndex]) -> tuple[KBIndex, int]:
+    """Return the view holding a snapshot position (its document whole in it) and the position there: the
+    index itself, or the view of the shard holding it (each opened once, one held at a time)."""
+    if shard_views(index) == 1:
+        return index, position
+    shards = index.store.shards(index.snapshot_id)
+    number = bisect.bisect_right([s.first for s in shards], position) - 1
+    if number not in views:
+        views.clear()
+        views[number] = ShardIndex(index.workspace, index.snapshot_id, number)
+    return views[number], position - shards[number].first
 
 
 def _vectors(cache: EmbeddingCache, texts: list[str], description: str) -> tuple[np.ndarray, np.ndarray]:

@@ -65,9 +65,10 @@ def check_leakage(workspace: Workspace, ref: str, *, kb: str | None = None, fix:
             # alike by the embedding model's own threshold unless one is given: what check-dups and split use
             return semantic_pass(workspace, questions, semantic=semantic, threshold=settings.split_semantic_min)
 
-        def paraphrases(checked, index, skip_docs, found):
+        def paraphrases(checked, index, skip_docs, found):   # `running`: the engine opened below
             return paraphrase_leaks(workspace, checked, index, skip_docs=skip_docs, found=found, semantic=semantic,
-                                    threshold=settings.paraphrase_min, min_chars=settings.question_min_chars)
+                                    threshold=settings.paraphrase_min, min_chars=settings.question_min_chars,
+                                    engine=running)
 
         shards = shard_views(index)
         running = open_engine(chosen, max(s.chunks for s in index.store.shards(index.snapshot_id))) if shards > 1 else None

@@ -1,6 +1,6 @@
 """The leakage search over shards on either engine (issue 29, point 2): a snapshot in many shards finds what
-one finds; 100,000 chunks give the same findings, duplicate-chunk groups, chunk vectors, mined pairs and index
-files on the local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
+one finds; 100,000 chunks give the same snapshot (imported), findings, duplicate-chunk groups, chunk vectors,
+mined pairs and index files on the local engine and on a local Ray cluster of two workers; a killed index build resumes from the shards it completed; the command
 says where it searched."""
 
 from __future__ import annotations
@@ -8,16 +8,23 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
+
 from curate.checks.copies import chunk_groups
+from curate.checks.leakage.core import leak_check
 from curate.checks.leakage.find import LeakSettings
+from curate.checks.leakage.paraphrase import paraphrase_leaks
+from curate.errors import InputError
 from curate.checks.leakage.over_shards import kb_leaks
 from curate.engine import EngineSettings, LocalEngine, open_engine
 from curate.generate.mine_shards import mine_index
 from curate.index.kb_index import KBIndex
 from curate.index.shard_dense import build_dense_shards
 from curate.index.shard_index import build_lexical
-from curate.kb.store import SnapshotStore
-from curate.records import ChunkerSettings
+from curate.kb import sha256_text
+from curate.fileio import jsonl_bytes
+from curate.kb.store import SnapshotStore, import_chunks
+from curate.records import ChunkerSettings, LeakageDocs
 from curate.workspace import Workspace, init_workspace
 
 from tests.support.killed import kill_when
@@ -31,6 +38,12 @@ def _write(workspace: Workspace, chunks, **layout) -> str:
 
 def _dump(findings) -> list[dict]:
     return [f.model_dump(mode="json") for f in findings]
+
+
+def _snapshot_files(workspace: Workspace, snapshot_id: str) -> dict[str, str]:
+    folder = workspace.kb_dir / "snapshots" / snapshot_id
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
 
 
 def _index_files(workspace: Workspace, snapshot_id: str) -> dict[str, str]:
@@ -56,9 +69,14 @@ def test_many_shards_find_what_one_finds_whatever_the_order_of_the_chunks(tmp_pa
 
 def test_100000_chunks_give_the_same_findings_and_index_on_the_local_engine_and_on_ray(tmp_path, ray_address):
     chunks, items, leaked = many_chunks(100_000)
+    export = tmp_path / "chunks.jsonl"   # imported on each engine: the same snapshot, file for file
+    export.write_bytes(jsonl_bytes(c.model_dump(mode="json", include={"chunk_id", "doc_id", "text", "start", "end"})
+                                   for c in chunks))
     here, there = init_workspace(tmp_path / "local"), init_workspace(tmp_path / "ray")
-    snapshot = _write(here, chunks, shard_size=10_000)
-    assert _write(there, chunks, shard_size=10_000) == snapshot
+    snapshot = import_chunks(here, export, name="kb", shard_size=10_000, engine="local")[0].snapshot_id
+    assert import_chunks(there, export, name="kb", shard_size=10_000, engine=ray_address)[0].snapshot_id == snapshot
+    assert snapshot == _write(init_workspace(tmp_path / "one"), chunks, shard_size=10_000)   # as one process writes it
+    assert _snapshot_files(there, snapshot) == _snapshot_files(here, snapshot)
     del chunks
     local = kb_leaks(items, KBIndex(here, snapshot), LeakSettings(), set(), engine=LocalEngine(2))
     local_copies = chunk_groups(KBIndex(here, snapshot), engine=LocalEngine(2))
@@ -143,3 +161,51 @@ def test_shards_written_before_they_named_neighbours_are_searched_the_same(tmp_p
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     expected = kb_leaks(items, KBIndex(one, snapshot), LeakSettings(), set())
     assert _dump(kb_leaks(items, KBIndex(old, snapshot), LeakSettings(), set(), engine=LocalEngine(1))) == _dump(expected)
+
+
+def _paraphrased(chunks, items, rng) -> list:
+    """Plant KB questions that ask 20 items' questions in other words (for a bag-of-characters model: the same
+    characters shuffled, so no lexical rule finds them), half of them with the item's answer after them."""
+    chunks = list(chunks)
+    for k, item in enumerate(items[::50][:20]):
+        shuffled = "".join(rng.sample(item.question.rstrip("？?"), len(item.question.rstrip("？?"))))
+        for at in (1_000 + 97 * k, 2_500 + 17 * k)[:1 + (k % 3 == 0)]:   # some asked in two documents
+            text = chunks[at].text + f"\n问：{shuffled}？" + (f"\n答：{item.reference_answer}。" if k % 2 else "")
+            chunks[at] = chunks[at].model_copy(update={"text": text, "text_sha256": sha256_text(text),
+                                                       "end": chunks[at].start + len(text)})
+    return chunks
+
+
+def test_paraphrases_and_documents_allowed_or_excluded_are_those_of_one_index(tmp_path):
+    import random
+
+    chunks, items, _ = many_chunks(3_000)
+    chunks = sorted(_paraphrased(chunks, items, random.Random(7)), key=lambda c: c.chunk_id.split("#")[1])
+    model = str(tiny_model(tmp_path / "model"))
+    reports = []
+    for name, layout in (("one", {}), ("many", dict(parquet_from=0, shard_size=250))):
+        workspace = init_workspace(tmp_path / name, embedding_model=model)
+        snapshot = _write(workspace, chunks, **layout)
+        index = KBIndex(workspace, snapshot)
+        assert (name == "many") == (len(SnapshotStore(workspace).shards(snapshot)) >= 12)
+
+        def paraphrases(checked, index, skip_docs, found):
+            return paraphrase_leaks(workspace, checked, index, skip_docs=skip_docs, found=found, threshold=0.999,
+                                    engine=LocalEngine(2) if name == "many" else None)
+
+        found = leak_check(items, index, ref="faq", paraphrases=paraphrases, engine=LocalEngine(2))
+        docs = LeakageDocs()
+        fixed = leak_check(items, index, ref="faq", docs=docs, allow_docs=["f5", "p7"], fix="exclude-docs",
+                           paraphrases=paraphrases, engine=LocalEngine(2))
+        reports.append((found, fixed, docs))
+    (one, one_fixed, one_docs), (many, many_fixed, many_docs) = reports
+    semantic = [f for f in one.findings if f.method == "semantic"]
+    assert len(semantic) >= 10 and {f.kind for f in semantic} == {"question_in_kb", "qa_pair_in_kb"}
+    assert one.paraphrase.kb_questions == many.paraphrase.kb_questions >= 20
+    assert _dump(many.findings) == _dump(one.findings)
+    # the documents of every open finding and of its copies excluded, as one index excludes them
+    assert sorted(many_docs.exclude) == sorted(one_docs.exclude) and len(one_docs.exclude) >= 40
+    assert any(f.copies for f in semantic)   # documents found by their copies' chunk ids
+    assert many_fixed.newly_excluded == one_fixed.newly_excluded and sorted(many_docs.allow) == ["f5", "p7"]
+    with pytest.raises(InputError, match="document 'nowhere' is not in KB snapshot"):
+        leak_check(items, index, ref="faq", allow_docs=["f5", "nowhere"], engine=LocalEngine(2))
