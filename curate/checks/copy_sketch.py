@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from curate.checks.copy_pairs import compared_text, headings
-from curate.errors import CurateError
-from curate.fileio import atomic_directory
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import band_hashes, signatures
+from curate.index.stored_arrays import load_arrays, save_arrays
 from curate.kb.scope_fields import scope_key
 from curate.records import CopySketchMeta, Scope
 
@@ -50,11 +49,8 @@ def sketch(view: KBIndex, _: Any = None) -> Sketch:
             return stored
     made = _made(view)
     if folder is not None:
-        with atomic_directory(folder, replace=True) as tmp:
-            for name in _ARRAYS:   # .npy files: the same bytes on every engine (an .npz holds the time it was made)
-                np.save(tmp / f"{name}.npy", getattr(made, name))
-            CopySketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id,
-                           scopes=made.scopes).write(tmp / "meta.json")
+        save_arrays(folder, {name: getattr(made, name) for name in _ARRAYS},
+                    CopySketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id, scopes=made.scopes))
     return made
 
 
@@ -81,11 +77,10 @@ def _made(view: KBIndex) -> Sketch:
 
 def _stored(folder: Path, view: KBIndex) -> Sketch | None:
     """Return the sketch stored in `folder` if it is whole and of this version and view, else None."""
-    try:
-        meta = CopySketchMeta.read(folder / "meta.json")
-        loaded = {name: np.load(folder / f"{name}.npy", allow_pickle=False) for name in _ARRAYS}
-    except (CurateError, OSError, ValueError, KeyError):
+    stored = load_arrays(folder, CopySketchMeta, _ARRAYS)
+    if stored is None:
         return None   # missing or damaged: made again
+    meta, loaded = stored
     if meta.version != SKETCH_VERSION or meta.chunks != view.size or meta.snapshot != view.snapshot_id or any(
             len(array) != view.size for array in loaded.values()):
         return None

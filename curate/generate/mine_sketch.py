@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from curate.errors import CurateError
-from curate.fileio import atomic_directory
 from curate.generate.mine import BANDS, CODE, GRAM, about, codes_in, family, named_codes, shape
 from curate.generate.passages import chunk_passages
 from curate.index.kb_index import KBIndex
 from curate.index.minhash import band_hashes, signatures
 from curate.index.ngrams import NgramIndex
+from curate.index.stored_arrays import load_arrays, save_arrays
 from curate.records import MineSketchMeta
 from curate.text.normalize import language_of
 
@@ -58,12 +57,9 @@ def mine_sketch(view: KBIndex, _: Any = None) -> MineSketch:
     if made is None:
         made = _made(view)
         if folder is not None:
-            with atomic_directory(folder, replace=True) as tmp:
-                for name in _ARRAYS:   # .npy: the same bytes on every engine
-                    np.save(tmp / f"{name}.npy", getattr(made, name))
-                MineSketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id,
-                               languages=made.languages, doc_ids=made.doc_ids,
-                               codes=made.codes).write(tmp / "meta.json")
+            save_arrays(folder, {name: getattr(made, name) for name in _ARRAYS},
+                        MineSketchMeta(version=SKETCH_VERSION, chunks=view.size, snapshot=view.snapshot_id,
+                                       languages=made.languages, doc_ids=made.doc_ids, codes=made.codes))
     made.first = view.global_position(0) if view.size else 0
     return made
 
@@ -113,11 +109,10 @@ def _made(view: KBIndex) -> MineSketch:
 
 def _stored(folder: Path, view: KBIndex) -> MineSketch | None:
     """Return the sketch stored in `folder` if it is whole and of this version and view, else None."""
-    try:
-        meta = MineSketchMeta.read(folder / "meta.json")
-        loaded = {name: np.load(folder / f"{name}.npy", allow_pickle=False) for name in _ARRAYS}
-    except (CurateError, OSError, ValueError, KeyError):
+    stored = load_arrays(folder, MineSketchMeta, _ARRAYS)
+    if stored is None:
         return None   # missing or damaged: made again
+    meta, loaded = stored
     passages = len(loaded["passages"])
     if meta.version != SKETCH_VERSION or meta.chunks != view.size or meta.snapshot != view.snapshot_id or \
             len(loaded["chunks"]) != view.size or loaded["bands"].shape != (passages, BANDS) or \

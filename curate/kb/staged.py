@@ -123,6 +123,13 @@ def fingerprint(parts: Sequence[Part], **settings) -> str:
     return hashlib.sha256(json.dumps([__version__, STAGING, files, settings], sort_keys=True, default=str).encode()).hexdigest()
 
 
+def staging_folder(workspace: Workspace, parts: Sequence[Part], reader: ScopeReader, **settings) -> Path:
+    """Return the folder an ingest or import of `parts` stages in: named by the fingerprint of the inputs, the
+    scope settings and `settings`."""
+    key = fingerprint(parts, scope=reader.settings.model_dump(mode="json"), names=reader.names, **settings)
+    return workspace.kb_dir / "ingesting" / key[:16]
+
+
 @dataclass
 class _Stage:
     """What every worker of the ingest shares."""
@@ -277,10 +284,8 @@ def staged_ingest(workspace: Workspace, paths: Sequence[Path], parts: Sequence[P
                   shard_size: int, parquet_from: int) -> Iterator[Staged]:
     """Yield the ingest of `parts` staged on `engine` (see the module docstring), holding its folder's lock;
     the staged batches and shards are removed when the block succeeds."""
-    key = fingerprint(parts, encoding=encoding, chunker=chunker.model_dump(mode="json"),
-                      scope=reader.settings.model_dump(mode="json"), names=reader.names, batch_bytes=batch_bytes,
-                      shard_size=shard_size, parquet_from=parquet_from)
-    folder = workspace.kb_dir / "ingesting" / key[:16]
+    folder = staging_folder(workspace, parts, reader, encoding=encoding, chunker=chunker.model_dump(mode="json"),
+                            batch_bytes=batch_bytes, shard_size=shard_size, parquet_from=parquet_from)
     try:
         with writing(folder, "an ingest of these documents", clean=[(folder, 3)]):
             stage = _Stage(folder, encoding, reader, chunker)
@@ -348,17 +353,25 @@ def finish_staging(stage: _Stage, summaries: list[StagedBatch], tasks: list[tupl
 
 
 def _shard_tasks(lengths, batch_chunks: list[int], shard_size: int) -> list[tuple]:
-    """Return a task per shard: (number, first chunk, the rows of each batch it spans, its foreign chunks)."""
+    """Return a task per shard of chunks listed document by document (`lengths`: each document's chunks)."""
     import numpy as np
 
     ordinals = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     bounds = shard_bounds(ordinals, shard_size)
+    return shard_tasks(bounds, contiguous_foreign(ordinals, bounds), batch_chunks)
+
+
+def shard_tasks(bounds: Sequence[tuple[int, int]], foreign: Sequence[list[int]], batch_chunks: list[int]) -> list[tuple]:
+    """Return a task per shard (`bounds`: its first and end chunk): (number, first chunk, the rows of each
+    batch it spans, its foreign chunks)."""
+    import numpy as np
+
     starts = np.concatenate([[0], np.cumsum(batch_chunks)]).tolist()
     tasks = []
-    for number, ((first, end), foreign) in enumerate(zip(bounds, contiguous_foreign(ordinals, bounds))):
+    for number, ((first, end), held) in enumerate(zip(bounds, foreign)):
         pieces = [(b, max(first, starts[b]) - starts[b], min(end, starts[b + 1]) - starts[b], starts[b])
                   for b in range(len(batch_chunks)) if starts[b] < end and first < starts[b + 1]]
-        tasks.append((number, first, pieces, foreign))
+        tasks.append((number, first, pieces, held))
     return tasks
 
 

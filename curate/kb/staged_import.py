@@ -37,7 +37,7 @@ from curate.kb.documents import Part, duplicate_chunk_id, production_chunk
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import NONE, foreign_positions, shard_bounds, shard_table
 from curate.kb.staged import (BATCH_BYTES, Staged, _Stage, _batch_folder, _remove_if_empty, _rows, _summary,
-                              batch_record, fingerprint, finish_staging, plan_batches)
+                              batch_record, finish_staging, plan_batches, shard_tasks, staging_folder)
 from curate.locks import writing
 from curate.records import Chunk, ChunkerSettings
 from curate.records.kb import StagedBatch, StagedLine
@@ -190,20 +190,6 @@ def _neighbours(layouts: list, folder: Path) -> tuple[Path, list[int]]:
     return path, ordinals.tolist()
 
 
-def _shard_tasks(ordinals: list[int], batch_chunks: list[int], shard_size: int) -> list[tuple]:
-    """Return a task per shard: (number, first chunk, the rows of each batch it spans, its foreign chunks)."""
-    import numpy as np
-
-    bounds = shard_bounds(ordinals, shard_size)
-    starts = np.concatenate([[0], np.cumsum(batch_chunks)]).tolist()
-    tasks = []
-    for number, ((first, end), foreign) in enumerate(zip(bounds, foreign_positions(ordinals, bounds))):
-        pieces = [(b, max(first, starts[b]) - starts[b], min(end, starts[b + 1]) - starts[b], starts[b])
-                  for b in range(len(batch_chunks)) if starts[b] < end and first < starts[b + 1]]
-        tasks.append((number, first, pieces, foreign))
-    return tasks
-
-
 @contextmanager
 def staged_import(workspace: Workspace, path: Path, *, encoding: str, reader: ScopeReader, engine: Engine,
                   skip_invalid: bool, batch_bytes: int = BATCH_BYTES, shard_size: int,
@@ -215,10 +201,8 @@ def staged_import(workspace: Workspace, path: Path, *, encoding: str, reader: Sc
 
     part = Part(Path(path), Path(path).parent)
     batches = plan_batches([part], batch_bytes, encoding)
-    key = fingerprint([p for batch in batches for p in batch], kind="import", encoding=encoding,
-                      scope=reader.settings.model_dump(mode="json"), names=reader.names, batch_bytes=batch_bytes,
-                      shard_size=shard_size, parquet_from=parquet_from)
-    folder = workspace.kb_dir / "ingesting" / key[:16]
+    folder = staging_folder(workspace, [p for batch in batches for p in batch], reader, kind="import",
+                            encoding=encoding, batch_bytes=batch_bytes, shard_size=shard_size, parquet_from=parquet_from)
     try:
         with writing(folder, "an import of this file", clean=[(folder, 3)]):
             stage = _Stage(folder, encoding, reader, IMPORTED)
@@ -253,7 +237,8 @@ def staged_import(workspace: Workspace, path: Path, *, encoding: str, reader: Sc
             tasks = []
             if not small:
                 stage.neighbours, ordinals = _neighbours(layouts, folder)
-                tasks = _shard_tasks(ordinals, [s.chunks for s in summaries], shard_size)
+                bounds = shard_bounds(ordinals, shard_size)
+                tasks = shard_tasks(bounds, foreign_positions(ordinals, bounds), [s.chunks for s in summaries])
             yield finish_staging(stage, summaries, tasks, engine, small), skipped
             shutil.rmtree(folder, ignore_errors=True)
     finally:

@@ -13,11 +13,11 @@ from pathlib import Path
 from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.content import content_sha256, scope_counts
-from curate.engine import engine_settings, open_engine
+from curate.engine import EngineSettings, engine_settings, open_engine
 from curate.kb.documents import chunk_documents, document_parts, read_parts, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import PARQUET_FROM, SHARD_CHUNKS, read_shard, write_shards
-from curate.kb.staged import BATCH_BYTES, left_staged, staged_from, staged_ingest
+from curate.kb.staged import BATCH_BYTES, Staged, left_staged, staged_from, staged_ingest
 from curate.kb.staged_import import IMPORTED, staged_import
 from curate.locks import writing
 from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeSettings, SnapshotManifest, now,
@@ -281,22 +281,30 @@ def ingest(workspace: Workspace, paths: Sequence[Path], *, name: str, chunker: s
             check_kb_name(name)
             if not staged.chunks:
                 raise InputError("no chunks: the input holds no text", field="text")
-            manifest = store.keep(SnapshotManifest(
-                snapshot_id=snapshot_id_of(staged.content_sha256), content_sha256=staged.content_sha256, name=name,
-                chunker=settings, documents=staged.documents, chunks=staged.chunks, characters=staged.characters,
-                created_at=now(), sources=sources, scope=staged.scope), staged.fill)
+            manifest = _keep_staged(store, staged, name, settings, sources)
     finally:
         running.close()
     if note is not None:
-        shards = max(len(staged.shards), 1)
-        note(f"read and chunked {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
-             f"shard{'s' * (shards > 1)} on {chosen.describe()}")
-        _say_left_staged(workspace, note)
+        _say_staged(workspace, note, "read and chunked", staged, chosen)
     return manifest
 
 
-def _say_left_staged(workspace: Workspace, note: Callable[[str], None]) -> None:
-    """Tell `note` of staged ingests and imports that were killed and never finished (disk nobody uses)."""
+def _keep_staged(store: SnapshotStore, staged: Staged, name: str, chunker: ChunkerSettings,
+                 sources: list[str]) -> SnapshotManifest:
+    """Store a snapshot staged on an engine under `name`; return its manifest."""
+    return store.keep(SnapshotManifest(
+        snapshot_id=snapshot_id_of(staged.content_sha256), content_sha256=staged.content_sha256, name=name,
+        chunker=chunker, documents=staged.documents, chunks=staged.chunks, characters=staged.characters,
+        created_at=now(), sources=sources, scope=staged.scope), staged.fill)
+
+
+def _say_staged(workspace: Workspace, note: Callable[[str], None], done: str, staged: Staged,
+                chosen: EngineSettings) -> None:
+    """Tell `note` where the batches were `done`, and of staged ingests and imports that were killed and never
+    finished (disk nobody uses)."""
+    shards = max(len(staged.shards), 1)
+    note(f"{done} {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
+         f"shard{'s' * (shards > 1)} on {chosen.describe()}")
     for folder, size in left_staged(workspace):
         note(f"{folder} holds {size / 2**20:,.1f} MB staged by an ingest or import that was killed and not run "
              "again with the same input: run it again to finish it, or remove the folder")
@@ -331,17 +339,11 @@ def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str 
         with staged_import(workspace, path, encoding=encoding, reader=reader, engine=running,
                            skip_invalid=skip_invalid, batch_bytes=batch_bytes, shard_size=shard_size,
                            parquet_from=parquet_from) as (staged, skipped):
-            manifest = store.keep(SnapshotManifest(
-                snapshot_id=snapshot_id_of(staged.content_sha256), content_sha256=staged.content_sha256, name=name,
-                chunker=IMPORTED, documents=0, chunks=staged.chunks, characters=staged.characters,
-                created_at=now(), sources=[str(path)], scope=staged.scope), staged.fill)
+            manifest = _keep_staged(store, staged, name, IMPORTED, [str(path)])
     finally:
         running.close()
     if note is not None:
-        shards = max(len(staged.shards), 1)
-        note(f"read and checked {staged.batches:,} batch{'es' * (staged.batches > 1)} into {shards:,} "
-             f"shard{'s' * (shards > 1)} on {chosen.describe()}")
-        _say_left_staged(workspace, note)
+        _say_staged(workspace, note, "read and checked", staged, chosen)
     return manifest, skipped
 
 
