@@ -26,12 +26,12 @@ from curate.errors import InputError
 from curate.fileio import atomic_write_bytes, jsonl_bytes
 from curate.generate import written
 from curate.generate.asking import NO_ENDPOINT, check_closed_book, make_judge, plan, write_questions
+from curate.generate.mine import mine
 from curate.generate.core import MINED_TYPES, MODEL_TYPES, TYPES, mined_candidates, quotas, sample, spread
 from curate.generate.endpoint import generator_config
 from curate.generate.estimate import Step, cost
 from curate.generate.filters import apply_filters, closed_book_verdicts, decide, dropped_by, duplicates
 from curate.generate.items import item_id, to_items
-from curate.generate.mine_shards import mine_index
 from curate.index.kb_index import KBIndex
 from curate.index.shard_index import engine_for, shard_views
 from curate.kb import SnapshotStore
@@ -103,7 +103,11 @@ def generate(workspace: Workspace, *, dataset: str, kb: str | None = None, n: in
     folder = store.folder(dataset) / "generated" / run
     index = KBIndex.open(workspace, snapshot_id)
     with engine_for(index, chosen) as running:
-        mined = mine_index(index, running)
+        if running is None:   # one shard: in this process, without loading what shards need
+            mined = mine(index.chunks)
+        else:
+            from curate.generate.mine_shards import mine_index
+            mined = mine_index(index, running)
     shards = shard_views(index)
     made = mined_candidates(index.chunks, [t for t in types if t in MINED_TYPES], run, mined)
     asked_types = [t for t in types if t in MODEL_TYPES]

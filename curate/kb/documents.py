@@ -225,6 +225,9 @@ def chunk_documents(documents: Sequence[Document], settings: ChunkerSettings, ba
     return chunks
 
 
+IMPORTED = ChunkerSettings(kind="imported")   # the chunker of a snapshot of production chunks
+
+
 def read_production_chunks(path: Path, encoding: str = "utf-8", skip_invalid: bool = False,
                            scope: ScopeReader | None = None) -> tuple[list[Chunk], list[InputError]]:
     """Return the chunks of a production JSONL file as they are, each with its scope (its metadata or

@@ -33,18 +33,15 @@ from curate.engine import Engine, pending
 from curate.errors import InputError, InvalidRecords
 from curate.fileio import atomic_directory, iter_json_objects
 from curate.kb.content import hashed_lines
-from curate.kb.documents import Part, duplicate_chunk_id, production_chunk
+from curate.kb.documents import IMPORTED, Part, duplicate_chunk_id, production_chunk
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import NONE, foreign_positions, shard_bounds, shard_table
 from curate.kb.staged import (BATCH_BYTES, Staged, _Stage, _batch_folder, _remove_if_empty, _rows, _summary,
                               batch_record, finish_staging, plan_batches, shard_tasks, staging_folder)
 from curate.locks import writing
-from curate.records import Chunk, ChunkerSettings
+from curate.records import Chunk
 from curate.records.kb import StagedBatch, StagedLine
 from curate.workspace import Workspace
-
-IMPORTED = ChunkerSettings(kind="imported")
-
 
 def _key(text: str) -> tuple[int, int]:
     """Return a 128-bit digest of an id as two 64-bit numbers: ids that repeat are found among these."""

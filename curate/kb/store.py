@@ -14,11 +14,10 @@ from curate.errors import InputError, NotFound
 from curate.fileio import atomic_directory, dumps_json, jsonl_bytes
 from curate.kb.content import content_sha256, scope_counts
 from curate.engine import EngineSettings, engine_settings, open_engine
-from curate.kb.documents import chunk_documents, document_parts, read_parts, read_production_chunks
+from curate.kb.documents import IMPORTED, chunk_documents, document_parts, read_parts, read_production_chunks
 from curate.kb.scope_fields import ScopeReader
 from curate.kb.shards import PARQUET_FROM, SHARD_CHUNKS, read_shard, write_shards
 from curate.kb.staged import BATCH_BYTES, Staged, left_staged, staged_from, staged_ingest
-from curate.kb.staged_import import IMPORTED, staged_import
 from curate.locks import writing
 from curate.records import (Chunk, ChunkerSettings, Document, KBNames, ScopeSettings, SnapshotManifest, now,
                             validate_lines)
@@ -336,6 +335,7 @@ def import_chunks(workspace: Workspace, path: Path, *, name: str, encoding: str 
     check_kb_name(name)
     running = open_engine(chosen, shard_size)
     try:
+        from curate.kb.staged_import import staged_import   # loaded only for a large file
         with staged_import(workspace, path, encoding=encoding, reader=reader, engine=running,
                            skip_invalid=skip_invalid, batch_bytes=batch_bytes, shard_size=shard_size,
                            parquet_from=parquet_from) as (staged, skipped):

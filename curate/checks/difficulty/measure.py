@@ -58,6 +58,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from curate.checks.difficulty.features import (
     bm25_rank,
@@ -67,7 +68,6 @@ from curate.checks.difficulty.features import (
     lexical_overlap,
 )
 from curate.checks.difficulty.dense import DenseRanks, dense_ranks
-from curate.checks.difficulty.over_shards import ShardedKB
 from curate.checks.difficulty.mix import Balance, Mix, mix_of, parse_target, select_balanced
 from curate.checks.difficulty.rule import DifficultyRules, classify, type_misfit
 from curate.dataset import DatasetStore, items_digest
@@ -91,6 +91,9 @@ from curate.records import (
 )
 from curate.text.normalize import fold
 from curate.workspace import Workspace
+
+if TYPE_CHECKING:
+    from curate.checks.difficulty.over_shards import ShardedKB
 
 
 # -- measuring a dataset ------------------------------------------------------------------------
@@ -256,7 +259,11 @@ def grade(workspace: Workspace, *, dataset: str, target: str = "2:5:3", balance:
                                   target={d: float(s) for d, s in shares.items()}, notes=notes)
         with engine_for(index, chosen) as running:
             # a snapshot in shards: the items' chunks, BM25 and texts read over the shards on the engine
-            kb = index if running is None else ShardedKB(index, running, live, read_scope_settings(workspace))
+            if running is None:
+                kb = index
+            else:   # many shards: what shards need is loaded only then
+                from curate.checks.difficulty.over_shards import ShardedKB
+                kb = ShardedKB(index, running, live, read_scope_settings(workspace))
             scope = (scope_index(index.chunks, read_scope_settings(workspace), index.snapshot_id)
                      if running is None else kb.scope)
             measured, ranks = _measure(live, index, workspace, dense=dense, k=k, rules=rules, notify=say, scope=scope,

@@ -17,7 +17,7 @@ from curate.kb.scope_fields import ScopeReader
 from curate.kb.staged import plan_batches
 from curate.kb.documents import Part
 from curate.kb.store import SnapshotStore, import_chunks
-from curate.kb.staged_import import IMPORTED
+from curate.kb.documents import IMPORTED
 from curate.scope import read_scope_settings
 from curate.workspace import Workspace, init_workspace
 
