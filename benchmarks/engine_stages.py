@@ -21,7 +21,8 @@ of its own; peak = the command and every process it started, sampled every 0.1 s
   generate did before shards; the reading timed apart); the pairs' hash must be the same on every engine and in one
   process. `--stages mining` runs this part alone.
 At 1,000,000 chunks only the local engine with 2 workers runs copies (4 minutes a run) and mining (not in one
-process), and the tiny model's embedding on local 2 and Ray 2.
+process), and the tiny model's embedding on local 2 and Ray 2, unless `--engines` names the engines to run (each
+then runs copies and mining: `--chunks 1000000 --engines local:1 ray:1 ray:2 --stages copies mining`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from common import machine, print_table, save_json  # noqa: E402
-from engines import CHILD as SAMPLER, build  # noqa: E402
+from engines import CHILD as SAMPLER, build, engine_choice  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "engine_stages.json"
 ENGINES = (("local", 1), ("local", 2), ("ray", 1), ("ray", 2))
@@ -125,7 +126,8 @@ def run(code: str, *args) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def measure(n: int, data: Path, keep: Path | None, model: str, parts: list[str]) -> dict:
+def measure(n: int, data: Path, keep: Path | None, model: str, parts: list[str],
+            chosen: list[tuple[str, int]] | None = None) -> dict:
     folder = (keep / f"{n}") if keep else Path(tempfile.mkdtemp(prefix=f"engine-stages-{n}-"))
     marker = folder / "built.json"
     if marker.exists():
@@ -138,12 +140,13 @@ def measure(n: int, data: Path, keep: Path | None, model: str, parts: list[str])
     index = Path(built["sharded"]) / "kb" / "index" / built["snapshot"] / "shards"
     large = n > 100_000
     rows = {}
-    engines = ENGINES if large else (*ENGINES, ("one", 1))
+    engines = chosen or (ENGINES if large else (*ENGINES, ("one", 1)))
     for name, workers in engines:
-        stages = [] if (large and (name, workers) != ("local", 2)) or name == "one" else ["copies-cold", "copies-warm"]
+        every = not large or chosen is not None   # at 1,000,000 the default is local 2 alone, --engines asks for more
+        stages = [] if (not every and (name, workers) != ("local", 2)) or name == "one" else ["copies-cold", "copies-warm"]
         if (not large or workers == 2) and name != "one":
             stages.append("embeddings-tiny")
-        if not large or (name, workers) == ("local", 2):
+        if every or (name, workers) == ("local", 2):
             stages += ["mining-one"] if name == "one" else ["mining-cold", "mining-warm"]
         for stage in [s for s in stages if s.split("-")[0] in parts]:
             cold = {"copies-cold": "*/sketch", "mining-cold": "*/mining", "embeddings-tiny": "*/dense*"}.get(stage)
@@ -170,13 +173,15 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="Keep the built KBs here (and reuse them).")
     parser.add_argument("--stages", nargs="+", default=["copies", "embeddings", "mining"],
                         choices=["copies", "embeddings", "mining"], help="The stages to run.")
+    parser.add_argument("--engines", type=engine_choice, nargs="+",
+                        help="engines to run (local:1 local:2 ray:1 ray:2; at 1,000,000 every stage on each)")
     args = parser.parse_args()
     if not (args.data / "cmrc2018").exists():
         raise SystemExit(f"no CMRC2018 under {args.data}: pass --data DIR")
     model_folder = (args.keep or Path(tempfile.mkdtemp())) / "tiny-model"
     from tests.support.tiny_model import tiny_model
     model = str(tiny_model(model_folder))
-    results = [measure(n, args.data, args.keep, model, args.stages) for n in args.chunks]
+    results = [measure(n, args.data, args.keep, model, args.stages, args.engines) for n in args.chunks]
     rows = []
     for result in results:
         n = result["chunks"]
