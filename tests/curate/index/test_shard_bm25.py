@@ -1,7 +1,10 @@
 """BM25 over shards (issue 29): the ranks, scores and top k of a snapshot in many shards are exactly those of
-one BM25 index of every chunk, ties included; each shard's terms are counted once and kept."""
+one BM25 index of every chunk, ties included; each shard's terms are counted once and kept, and a count killed
+half way resumes from the shards it counted on either engine."""
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -12,6 +15,8 @@ from curate.kb.store import SnapshotStore
 from curate.records import ChunkerSettings
 from curate.workspace import Workspace, init_workspace
 
+from tests.support.killed import kill_when, stage_script
+from tests.support.many_chunks import many_chunks
 from tests.support.messy_kb import messy_kb
 
 
@@ -54,3 +59,30 @@ def test_terms_are_counted_once_and_kept(tmp_path):
     count = len(SnapshotStore(workspace).shards(snapshot))
     assert build_terms(index, LocalEngine(2)) == (count, 0)
     assert build_terms(index, LocalEngine(2)) == (0, count)
+
+
+def _term_files(workspace: Workspace, snapshot: str) -> dict[str, str]:
+    folder = workspace.kb_dir / "index" / snapshot / "shards"
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.glob("*/bm25-v*/*")) if p.name != "meta.json"}
+
+
+def test_a_killed_count_resumes_from_its_shards_on_either_engine(tmp_path, ray_address):
+    chunks, _, _ = many_chunks(24_000)
+    fresh = init_workspace(tmp_path / "fresh")
+    snapshot = _write(fresh, chunks, shard_size=2_000)
+    shards = len(SnapshotStore(fresh).shards(snapshot))
+    assert build_terms(KBIndex(fresh, snapshot), LocalEngine(2)) == (shards, 0)
+    expected = _term_files(fresh, snapshot)
+    for name, engine in (("local", "LocalEngine(1)"), ("ray", f"open_engine(EngineSettings('ray', {ray_address!r}))")):
+        workspace = init_workspace(tmp_path / name)
+        _write(workspace, chunks, shard_size=2_000)
+        script = stage_script(f"build_terms(KBIndex(Workspace(Path({str(workspace.root)!r})), {snapshot!r}), ENGINE)",
+                              "from curate.index.kb_index import KBIndex\nfrom curate.index.shard_bm25 import build_terms\n"
+                              "from curate.workspace import Workspace", engine)
+        counted = lambda: len(list((workspace.kb_dir / "index" / snapshot / "shards").glob("*/bm25-v*/meta.json")))  # noqa: E731
+        kill_when(script, lambda: counted() >= 3, "shard counted")
+        kept = counted()
+        built, done = build_terms(KBIndex(workspace, snapshot), LocalEngine(2))
+        assert done == kept and built == shards - kept and built > 0, name
+        assert _term_files(workspace, snapshot) == expected, name   # the same terms, counted once each
