@@ -56,7 +56,8 @@ curate grade --dataset handbook > /dev/null || true   # the gold chunks moved: m
 curate check-leakage --dataset handbook
 curate release --dataset handbook -m "Evidence remapped onto the fixed-size chunks"
 curate versions handbook
-curate diff handbook@v1 handbook@v2 | head -n 3
+# (into a file, then its first lines: `| head` would close the pipe while diff still writes, a failure under pipefail)
+curate diff handbook@v1 handbook@v2 > v1-v2.diff.txt && head -n 3 v1-v2.diff.txt
 
 echo; echo "== the monthly flow: November's production failures join the regression split"
 # (no Argilla in the demo, so no --push; with `curate annotate serve` running, --push sends the new items)
