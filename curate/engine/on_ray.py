@@ -41,8 +41,18 @@ def _reachable(address: str, seconds: float = 5.0) -> None:
                            f"({exc.strerror or exc})") from None
 
 
-def _task(fn: Stage, task: Any, shared: Any) -> Any:
-    return call(fn, task, shared)
+_SHARED: dict[str, Any] = {}   # in a Ray worker process: the shared data of the map it last ran a task of
+
+
+def _task(fn: Stage, task: Any, holder: list) -> Any:
+    """Run one task with the map's shared data, read from the object store once per worker process: a
+    reference passed inside a list is not resolved by Ray for each task (unpickling 80,000 chunks took about
+    a second a task)."""
+    key = holder[0].hex()
+    if key not in _SHARED:
+        _SHARED.clear()   # one map's data held at a time
+        _SHARED[key] = _ray().get(holder[0])
+    return call(fn, task, _SHARED[key])
 
 
 class RayEngine:
@@ -76,7 +86,7 @@ class RayEngine:
         ray = _ray()
         remote = ray.remote(_task).options(num_cpus=1, memory=self.memory, max_retries=2)
         shared_ref = ray.put(shared)   # sent to the object store once, read by every task
-        refs = [remote.remote(fn, task, shared_ref) for task in tasks]
+        refs = [remote.remote(fn, task, [shared_ref]) for task in tasks]
         return in_order(_completed(ray, refs, label), len(refs), label, unit)
 
     def close(self) -> None:
