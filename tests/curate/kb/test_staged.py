@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +23,7 @@ from curate.records import ChunkerSettings
 from curate.scope import read_scope_settings
 from curate.workspace import Workspace, init_workspace
 
+from tests.support.killed import kill_when
 from tests.support.many_documents import many_documents
 
 
@@ -106,16 +103,7 @@ class _Counting(LocalEngine):
         return super().map(fn, tasks, **options)
 
 
-def _kill_when_batches_are_staged(workspace: Workspace, script: str, batches: int) -> int:
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300   # a safety net; the test waits for the batches, not for the clock
-    while len(list(workspace.kb_dir.glob("ingesting/*/batches/[0-9]*/summary.json"))) < batches:
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no batch was staged within 300 s"
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    time.sleep(1)   # a worker that was writing a batch (a Ray task) is stopped meanwhile
+def _staged(workspace: Workspace) -> int:
     return len(list(workspace.kb_dir.glob("ingesting/*/batches/[0-9]*/summary.json")))
 
 
@@ -134,7 +122,8 @@ def test_a_killed_ingest_resumes_from_the_batches_it_completed_on_either_engine(
                   "from curate.workspace import Workspace\n"
                   f"ingest(Workspace(Path({str(workspace.root)!r})), [Path({str(docs)!r})], engine={engine!r}, "
                   f"**{options!r})\n")
-        kept = _kill_when_batches_are_staged(workspace, script, 3)
+        kill_when(script, lambda: _staged(workspace) >= 3, "staged batch")
+        kept = _staged(workspace)
         assert not (workspace.kb_dir / "snapshots").exists() or not any((workspace.kb_dir / "snapshots").iterdir())
         seen: dict[str, int] = {}
         monkeypatch.setattr(store_module, "open_engine", lambda *_: _Counting(2, seen))

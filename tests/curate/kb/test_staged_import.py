@@ -6,7 +6,6 @@ are not UTF-8); on the local engine and on a local Ray cluster; a killed import 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from curate.kb.documents import IMPORTED
 from curate.scope import read_scope_settings
 from curate.workspace import Workspace, init_workspace
 
-from tests.curate.kb.test_staged import _Counting, _same
+from tests.curate.kb.test_staged import _Counting, _same, _staged
 from tests.support.killed import kill_when
 from tests.support.production_export import production_file
 
@@ -121,13 +120,8 @@ def test_a_killed_import_resumes_from_the_batches_it_completed_on_either_engine(
                   "from curate.workspace import Workspace\n"
                   f"import_chunks(Workspace(Path({str(workspace.root)!r})), Path({str(export)!r}), name='prod', "
                   f"engine={engine!r}, **{SMALL!r})\n")
-
-        def staged() -> int:
-            return len(list(workspace.kb_dir.glob("ingesting/*/batches/[0-9]*/summary.json")))
-
-        kill_when(script, lambda: staged() >= 3, "staged batch")
-        time.sleep(2)   # a Ray task writing a batch when its driver was killed is stopped (or done) meanwhile
-        kept = staged()
+        kill_when(script, lambda: _staged(workspace) >= 3, "staged batch")
+        kept = _staged(workspace)
         seen: dict[str, int] = {}
         monkeypatch.setattr(store_module, "open_engine", lambda *_: _Counting(2, seen))
         manifest, _ = import_chunks(workspace, export, name="prod", **SMALL)
