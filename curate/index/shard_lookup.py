@@ -1,5 +1,5 @@
 """The few chunks of a snapshot in shards that a stage needs, read from the shards on an engine: chunks named by
-id (`chunks_named`), texts at snapshot positions (`texts_at`), the chunks that supersede some documents or
+id (`chunks_named`, and their documents: `doc_ids_of`), the documents it holds (`documents_held`), texts at snapshot positions (`texts_at`), the chunks that supersede some documents or
 chunks (`superseding`). Each shard's worker reads one column of its own shard (and validates only the rows
 asked for), so the process asking holds what it asked for, never the snapshot."""
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from curate.engine import Engine
 from curate.index.kb_index import KBIndex
-from curate.index.shard_index import ShardIndex, map_views
+from curate.index.shard_index import ShardIndex, map_views, shard_views
 from curate.kb.shards import read_column
 from curate.records import Chunk
 
@@ -29,6 +29,26 @@ def _named(view: ShardIndex, chunk_ids: list[str]) -> list[tuple[int, Chunk]]:
     wanted = set(chunk_ids)
     return [(view.first + row, view.chunks[row]) for row, chunk_id in enumerate(read_column(view.path, "chunk_id"))
             if chunk_id in wanted]
+
+
+def doc_ids_of(index: KBIndex, engine: Engine, chunk_ids: Iterable[str]) -> dict[str, str]:
+    """Return chunk id -> doc_id of the named chunks the snapshot holds (one index: from its chunks)."""
+    wanted = set(chunk_ids)
+    if shard_views(index) == 1:
+        return {c: index.chunks[index.position[c]].doc_id for c in wanted if c in index.position}
+    return {chunk_id: chunk.doc_id for chunk_id, (_, chunk) in chunks_named(index, engine, wanted).items()}
+
+
+def documents_held(index: KBIndex, engine: Engine, doc_ids: Iterable[str]) -> set[str]:
+    """Return those of `doc_ids` the snapshot has chunks of (one index: from its documents' positions)."""
+    wanted = set(doc_ids)
+    if shard_views(index) == 1:
+        return {d for d in wanted if d in index.doc_positions}
+    return set().union(*map_views(index, engine, _held, wanted, f"reading documents of {index.snapshot_id}"))
+
+
+def _held(view: ShardIndex, doc_ids: set[str]) -> set[str]:
+    return set(read_column(view.path, "doc_id")) & doc_ids
 
 
 def texts_at(index: KBIndex, engine: Engine, positions: Iterable[int]) -> dict[int, str]:

@@ -14,12 +14,13 @@ from dataclasses import replace
 
 from curate.checks.leakage.accept import accept, apply_acceptances, fingerprint
 from curate.checks.leakage.find import LeakReport, LeakSettings, split_edges, split_leaks, summarize
-from curate.checks.leakage.over_shards import doc_ids_of, documents_held, kb_leaks
+from curate.checks.leakage.over_shards import kb_leaks
+from curate.index.shard_lookup import doc_ids_of, documents_held
 from curate.checks.leakage.paraphrase import ParaphrasePass
 from curate.dataset.store import items_digest
 from curate.errors import InputError
 from curate.index.embeddings import Embed, no_embedding
-from curate.engine import Engine
+from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
 from curate.records import (UNRELEASED_STATUSES, EvalItem, LeakageAcceptances, LeakageCheck, LeakageDocs,
                             LeakFinding, now)
@@ -97,7 +98,7 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
     release = draft is None
     draft = list(draft or [])
     check_options(settings, fix=fix, accept_items=accept_items, reason=reason, release=release)
-    held = documents_held(index, set(allow_docs)) if allow_docs else set()
+    held = documents_held(index, engine or LocalEngine(), allow_docs) if allow_docs else set()
     for doc_id in allow_docs:
         if doc_id not in held:
             raise InputError(f"document '{doc_id}' is not in KB snapshot {index.snapshot_id}", field="allow-docs")
@@ -122,7 +123,8 @@ def leak_check(items: Sequence[EvalItem], index: KBIndex, *, ref: str, draft: Se
         report.accepted = accept(findings, accept_items, reason or "", accepted_by, acceptances)
     if fix == "exclude-docs":
         open_findings = report.with_status("open")
-        doc_of = doc_ids_of(index, {c for finding in open_findings for c in finding.copies})
+        copies = {c for finding in open_findings for c in finding.copies}
+        doc_of = doc_ids_of(index, engine or LocalEngine(), copies)
         for finding in open_findings:
             # every document holding the copy: the finding's own and those of the copies it lists
             for doc_id in [finding.doc_id] + [doc_of[c] for c in finding.copies]:

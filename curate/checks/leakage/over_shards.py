@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,6 @@ from curate.engine import Engine, LocalEngine
 from curate.index.kb_index import KBIndex
 from curate.index.shard_index import build_lexical, map_views, shard_views
 from curate.kb.scope_fields import scope_key
-from curate.kb.shards import read_column
 from curate.progress import progress
 from curate.records import ChunkGroups, EvalItem, LeakFinding
 from curate.text.normalize import fold
@@ -113,28 +111,6 @@ def _runner(index: KBIndex, engine: Engine) -> Run:
         return map_views(index, engine, fn, shared,
                          f"checking leakage in {index.snapshot_id} ({fn.__name__.strip('_').replace('_', ' ')})")
     return run
-
-
-def doc_ids_of(index: KBIndex, chunk_ids: set[str]) -> dict[str, str]:
-    """Return chunk id -> doc_id of those of `chunk_ids` the snapshot holds, a shard's id columns at a time."""
-    if shard_views(index) == 1:
-        return {c: index.chunks[index.position[c]].doc_id for c in chunk_ids if c in index.position}
-    found = {}
-    for path in _shard_paths(index):
-        found.update((c, d) for c, d in zip(read_column(path, "chunk_id"), read_column(path, "doc_id"))
-                     if c in chunk_ids)
-    return found
-
-
-def documents_held(index: KBIndex, doc_ids: set[str]) -> set[str]:
-    """Return those of `doc_ids` the snapshot has chunks of, a shard's doc_id column at a time."""
-    if shard_views(index) == 1:
-        return {d for d in doc_ids if d in index.doc_positions}
-    return {d for path in _shard_paths(index) for d in set(read_column(path, "doc_id")) & doc_ids}
-
-
-def _shard_paths(index: KBIndex) -> list[Path]:
-    return [index.store.root / index.snapshot_id / s.file for s in index.store.shards(index.snapshot_id)]
 
 
 def _raw_copies(index: KBIndex) -> dict[str, list[str]]:
