@@ -123,11 +123,12 @@ def _repeated(path: Path, layouts: list, firsts: list[int], folder: Path) -> dic
         return {}
     order = np.lexsort((np.arange(len(keys)), keys[:, 1], keys[:, 0]))
     ordered = keys[order]
-    same = np.flatnonzero((ordered[1:] == ordered[:-1]).all(axis=1)) + 1
+    repeats = (ordered[1:] == ordered[:-1]).all(axis=1)   # a row's id is its predecessor's
+    same = np.flatnonzero(repeats) + 1
     if not len(same):
         return {}
     starts = np.concatenate([[0], np.cumsum([len(layout["lines"]) for layout in layouts])])
-    group_first = np.maximum.accumulate(np.where(np.r_[True, ~(ordered[1:] == ordered[:-1]).all(axis=1)],
+    group_first = np.maximum.accumulate(np.where(np.r_[True, ~repeats],
                                                  np.arange(len(order)), 0))
 
     def where(position: int) -> tuple[int, int, int]:   # (batch, row, line in the file)
