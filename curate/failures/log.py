@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from curate.errors import InputError
-from curate.fileio import JSONValueError, stream_csv, stream_json_objects
+from curate.csvfile import stream_csv
+from curate.fileio import JSONValueError, stream_json_objects
 from curate.formats.raw import csv_list
 
 # Canonical field <- names production logs already use (tracing tools, home-grown exports).

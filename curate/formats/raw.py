@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from curate.errors import InputError, SchemaVersionError
-from curate.fileio import JSONValueError, iter_csv, iter_json_objects, loads_json
+from curate.csvfile import iter_csv
+from curate.fileio import JSONValueError, iter_json_objects, loads_json
 from curate.formats.hf import item_from_row
 from curate.records import EvalItem
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -88,8 +89,7 @@ def _embed_shard(task: tuple, model: str) -> int:
         if part is None:
             encoder = encoder or load_model(model)
             part = np.asarray(encoder.encode(texts[start:start + SLICE]), dtype=np.float32)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(path, npy_bytes(part))
+            _keep_slice(path, part)
         parts.append(part)
     vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     meta = DenseIndexMeta(version=DENSE_VERSION, model=model, snapshot=view.snapshot_id, chunks=view.size,
@@ -97,6 +97,14 @@ def _embed_shard(task: tuple, model: str) -> int:
     view._write_dense(meta, vectors)
     shutil.rmtree(slices, ignore_errors=True)
     return len(texts)
+
+
+def _keep_slice(path: Path, part: np.ndarray) -> None:
+    """Keep a slice of a shard's vectors, where a killed embedding resumes from."""
+    try:
+        atomic_write_bytes(path, npy_bytes(part))
+    except FileNotFoundError:
+        pass   # another command embedding this shard at once finished it and removed its slices: none is needed
 
 
 def _stored_slice(path, rows: int) -> np.ndarray | None:

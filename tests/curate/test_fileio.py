@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from curate.csvfile import iter_csv
 from curate.errors import InputError
 from curate.fileio import (
     MAX_DEPTH,
@@ -14,7 +15,6 @@ from curate.fileio import (
     atomic_write_json,
     atomic_write_text,
     dumps_json,
-    iter_csv,
     iter_json_objects,
     iter_jsonl,
     jsonl_bytes,

@@ -90,6 +90,28 @@ def test_atomic_directory_appears_whole_or_not_at_all(tmp_path):
             pass
 
 
+def _store_often(final, number: int) -> None:
+    for _ in range(150):
+        with atomic_directory(final, replace=True) as tmp:
+            (tmp / "a").write_text(str(number))
+            (tmp / "b").write_text(str(number))
+
+
+def test_commands_storing_one_folder_at_once_all_succeed_and_leave_one_whole_folder(tmp_path):
+    # two commands that store the same shard's sketch at once (each finished its own copy): before, the later
+    # rename failed with "Directory not empty" and the command stopped
+    import multiprocessing
+    final = tmp_path / "sketch"
+    writers = [multiprocessing.get_context("fork").Process(target=_store_often, args=(final, n)) for n in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert [w.exitcode for w in writers] == [0, 0, 0, 0]
+    assert os.listdir(tmp_path) == ["sketch"]   # nothing moved aside is left
+    assert (final / "a").read_text() == (final / "b").read_text()   # one writer's whole folder
+
+
 def test_init_prints_the_next_steps_and_they_work_in_that_order(tmp_path, data_dir, monkeypatch):
     import shlex
     monkeypatch.chdir(tmp_path)
