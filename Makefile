@@ -45,10 +45,11 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # The docs site in site/: the generated pages first (docs/cli.md from every command's --help,
-# docs/reference/formats.md from the records; a test fails when either is stale), then the site,
+# docs/reference/formats.md from the records, scale.md's tables from benchmarks/results; a test fails when
+# one is stale), then the site,
 # strictly (a broken link or a missing page stops it)
 docs: $(STAMP)
-	$(BIN)/cog -r docs/cli.md docs/reference/formats.md
+	$(BIN)/cog -r docs/cli.md docs/reference/formats.md docs/how-to/scale.md
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(STAMP)

@@ -22,7 +22,7 @@ of its own; peak = the command and every process it started, sampled every 0.1 s
   process. `--stages mining` runs this part alone.
 At 1,000,000 chunks only the local engine with 2 workers runs copies (4 minutes a run) and mining (not in one
 process), and the tiny model's embedding on local 2 and Ray 2, unless `--engines` names the engines to run (each
-then runs copies and mining: `--chunks 1000000 --engines local:1 ray:1 ray:2 --stages copies mining`).
+then runs copies, the tiny model's embedding and mining: `--chunks 1000000 --engines local:1 ray:1 ray:2`).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def measure(n: int, data: Path, keep: Path | None, model: str, parts: list[str],
     for name, workers in engines:
         every = not large or chosen is not None   # at 1,000,000 the default is local 2 alone, --engines asks for more
         stages = [] if (not every and (name, workers) != ("local", 2)) or name == "one" else ["copies-cold", "copies-warm"]
-        if (not large or workers == 2) and name != "one":
+        if (not large or workers == 2 or chosen is not None) and name != "one":
             stages.append("embeddings-tiny")
         if every or (name, workers) == ("local", 2):
             stages += ["mining-one"] if name == "one" else ["mining-cold", "mining-warm"]

@@ -1,9 +1,11 @@
 """Ingest and import of a large KB over an engine (issue 29): `curate kb ingest` (or `kb import` with
 --import) at 100,000 and 1,000,000 chunks in one process (the code before batches, from a checkout given with
---before) and on the local engine and a Ray started by the command, 2 workers each.
+--before) and on the local engine and a Ray started by the command, 2 workers each (`--engines` names others:
+local:1 ray:1).
 
-Run: `.venv/bin/python benchmarks/ingest_engines.py --before /tmp/before [--chunks 100000 1000000] [--import]`;
-writes benchmarks/results/ingest_engines.json (import_engines.json).
+Run: `.venv/bin/python benchmarks/ingest_engines.py --before /tmp/before [--chunks 100000 1000000] [--import]
+[--engines one local:2 ray:2]`; writes benchmarks/results/ingest_engines.json (import_engines.json), keeping the
+saved runs of engines not run.
 
 Data: tests/support/many_documents.py (CMRC2018 sample sentences recombined into paragraphs, one .jsonl of
 documents, a few scoped; about 18 documents per 100 chunks at a chunk size of 200), or with --import
@@ -30,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from common import machine, print_table, save_json  # noqa: E402
-from engines import CHILD as SAMPLER  # noqa: E402   the peak-memory sampler of every child
+from engines import CHILD as SAMPLER, engine_choice  # noqa: E402   the peak-memory sampler of every child
 
 RESULTS = REPO / "benchmarks" / "results"
 DOCUMENTS_PER_CHUNK = 0.178
@@ -38,10 +40,10 @@ CHILD = SAMPLER.split("from curate.checks.leakage.find")[0] + r"""
 from curate.kb.store import import_chunks, ingest
 from curate.workspace import init_workspace
 
-root, docs, engine = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+root, docs, engine, workers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 workspace = init_workspace(root)
 if engine != "one":
-    (root / "curate.toml").write_text((root / "curate.toml").read_text() + "\n[engine]\nworkers = 2\n")
+    (root / "curate.toml").write_text((root / "curate.toml").read_text() + f"\n[engine]\nworkers = {workers}\n")
 import curate
 started = time.perf_counter()
 options = {} if engine == "one" else {"engine": engine}
@@ -55,12 +57,13 @@ print(json.dumps(out))
 """
 
 
-def run(code: Path, docs: Path, engine: str) -> dict:
+def run(code: Path, docs: Path, engine: str, workers: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
     try:
         env = {**os.environ, "PYTHONPATH": str(code), "OPENBLAS_NUM_THREADS": "1"}
         # run from the temporary folder: `python -c` puts the current folder first on sys.path
-        done = subprocess.run([sys.executable, "-c", CHILD, str(folder / "ws"), str(docs), engine], env=env,
+        done = subprocess.run([sys.executable, "-c", CHILD, str(folder / "ws"), str(docs), engine, str(workers)],
+                              env=env,
                               capture_output=True, text=True, check=True, cwd=folder)
         return json.loads(done.stdout.strip().splitlines()[-1])
     finally:
@@ -69,15 +72,21 @@ def run(code: Path, docs: Path, engine: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code before batches")
+    parser.add_argument("--before", type=Path, help="a checkout of the code before batches (for `one`)")
+    parser.add_argument("--engines", type=engine_choice, nargs="+", default=[("one", 1), ("local", 2), ("ray", 2)],
+                        help="one (the code before batches), local:N, ray:N (default: one local:2 ray:2)")
     parser.add_argument("--chunks", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "ingest-engines-data")
     parser.add_argument("--import", dest="imported", action="store_true", help="time kb import of production chunks")
     args = parser.parse_args()
+    if ("one", 1) in args.engines and args.before is None:
+        parser.error("`one` runs the code before batches: pass --before DIR")
     from tests.support.many_documents import many_documents
     from tests.support.production_export import production_file
 
-    rows, results = [], {"machine": machine(), "runs": {}}
+    path = RESULTS / ("import_engines.json" if args.imported else "ingest_engines.json")
+    saved = json.loads(path.read_text(encoding="utf-8"))["runs"] if path.exists() else {}
+    rows, results = [], {"machine": machine(), "runs": saved}
     for chunks in args.chunks:
         docs = args.data / str(chunks)
         if args.imported:
@@ -88,17 +97,20 @@ def main() -> None:
         elif not (docs / "docs.jsonl").exists():
             many_documents(docs, int(chunks * DOCUMENTS_PER_CHUNK))
         runs = {}
-        for label, code, engine in (("one process (before)", args.before, "one"), ("local, 2 workers", REPO, "local"),
-                                    ("ray, 2 CPUs", REPO, "ray")):
-            runs[label] = run(code, docs, engine)
+        for engine, workers in args.engines:
+            plural = "s" if workers > 1 else ""
+            label = {"one": "one process (before)", "local": f"local, {workers} worker{plural}",
+                     "ray": f"ray, {workers} CPU{plural}"}[engine]
+            runs[label] = run(args.before if engine == "one" else REPO, docs, engine, workers)
             out = runs[label]
             rows.append([f"{out['chunks']:,}", label, f"{out['seconds']:.1f}", f"{out['peak_bytes'] / 2**30:.2f}",
                          out["snapshot_id"]])
             print(rows[-1], out["code"], flush=True)
+        runs = {**results["runs"].get(str(chunks), {}), **runs}
         assert len({r["snapshot_id"] for r in runs.values()}) == 1, runs
         results["runs"][str(chunks)] = runs
     print_table(["chunks", "run", "wall s", "peak GiB", "snapshot"], rows)
-    save_json(RESULTS / ("import_engines.json" if args.imported else "ingest_engines.json"), results)
+    save_json(path, results)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,13 @@ def test_the_file_formats_page_is_generated_from_the_records_as_they_are():
     assert Cog().main(["cog", "--check", str(FORMATS)]) == 0, "docs/reference/formats.md is stale: run `make docs`"
 
 
+def test_the_growth_curve_of_large_kbs_is_the_figures_the_benchmarks_saved():
+    scale = FORMATS.parent.parent / "how-to" / "scale.md"
+    assert Cog().main(["cog", "--check", str(scale)]) == 0, "docs/how-to/scale.md is stale: run `make docs`"
+    text = scale.read_text(encoding="utf-8")
+    assert "| leakage, warm | " in text and "**1,000,000 chunks**" in text
+
+
 def test_every_record_on_disk_is_documented():
     import curate.records
     from evalrun import records as run_records
