@@ -49,8 +49,8 @@ class LocalEngine:
         workers = min(self.workers, len(tasks))
         if workers <= 1:
             with _frozen():
-                return in_order(((n, call(fn, task, shared)) for n, task in enumerate(tasks)), len(tasks), label,
-                                unit)
+                done = ((n, call(fn, task, shared)) for n, task in enumerate(tasks))
+                return in_order(done, len(tasks), label, unit)
         # fork: workers are copies of this process, which has curate loaded (no second import per worker, and
         # the caller's script is not run again, as spawn would); every task is submitted before the progress
         # bar starts its thread. Each worker is set to one thread per numeric library.

@@ -1,7 +1,8 @@
 """The few chunks of a snapshot in shards that a stage needs, read from the shards on an engine: chunks named by
-id (`chunks_named`, and their documents: `doc_ids_of`), the documents it holds (`documents_held`), texts at snapshot positions (`texts_at`), the chunks that supersede some documents or
-chunks (`superseding`). Each shard's worker reads one column of its own shard (and validates only the rows
-asked for), so the process asking holds what it asked for, never the snapshot."""
+id (`chunks_named`, and their documents: `doc_ids_of`), the documents it holds (`documents_held`), texts at
+snapshot positions (`texts_at`), the chunks that supersede some documents or chunks (`superseding`). Each
+shard's worker reads one column of its own shard (and validates only the rows asked for), so the process asking
+holds what it asked for, never the snapshot."""
 
 from __future__ import annotations
 

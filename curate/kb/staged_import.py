@@ -128,8 +128,7 @@ def _repeated(path: Path, layouts: list, firsts: list[int], folder: Path) -> dic
     if not len(same):
         return {}
     starts = np.concatenate([[0], np.cumsum([len(layout["lines"]) for layout in layouts])])
-    group_first = np.maximum.accumulate(np.where(np.r_[True, ~repeats],
-                                                 np.arange(len(order)), 0))
+    group_first = np.maximum.accumulate(np.where(np.r_[True, ~repeats], np.arange(len(order)), 0))
 
     def where(position: int) -> tuple[int, int, int]:   # (batch, row, line in the file)
         batch = int(np.searchsorted(starts, position, "right")) - 1

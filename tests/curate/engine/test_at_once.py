@@ -15,6 +15,7 @@ from curate.records import ChunkerSettings
 from curate.workspace import init_workspace
 
 from tests.support.many_chunks import many_chunks
+from tests.support.production_export import production_file
 from tests.support.tiny_model import tiny_model
 
 SCRIPT = """
@@ -71,12 +72,11 @@ def test_two_commands_building_every_shard_stage_at_once_both_finish_with_the_sa
 
 
 def test_two_imports_of_one_large_file_at_once_take_turns_and_give_one_snapshot(tmp_path):
-    from tests.support.production_export import production_file
     big = production_file(tmp_path / "big.jsonl", documents=4_000)
     assert big.stat().st_size > 5_000_000   # staged from 5 MB
     workspace = init_workspace(tmp_path / "w")
-    command = [str(Path(sys.executable).parent / "curate"), "--workspace", str(workspace.root), "kb", "import", str(big),
-               "--name", "big", "--engine", "local"]
+    command = [str(Path(sys.executable).parent / "curate"), "--workspace", str(workspace.root), "kb", "import",
+               str(big), "--name", "big", "--engine", "local"]
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     done = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], done
